@@ -1,0 +1,110 @@
+# tuner: build, test, install.  `make`, `make test`, `make SANITIZE=address,undefined test`,
+# `make STATIC_DEPS=1`, `make install PREFIX=... DESTDIR=...`, `make style`, `make fuzz`, `make test-gpu`.
+
+CC       ?= cc
+CUDA     ?= /usr/local/cuda
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CFLAGS   ?= -g -O2
+SANITIZE ?=
+STATIC_DEPS ?=
+
+comma := ,
+BUILD ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))$(if $(STATIC_DEPS),-static)
+
+BASE_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -pedantic \
+	      -Wshadow -Wstrict-prototypes -Wno-unused-parameter \
+	      -Iinclude -I$(CUDA)/include -MMD -MP \
+	      -DTUNER_CUDA_HOME='"$(CUDA)"' -DTUNER_DATADIR='"$(PREFIX)/share/tuner"'
+ifneq ($(SANITIZE),)
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS  = -fsanitize=$(SANITIZE)
+endif
+
+ifeq ($(STATIC_DEPS),)
+DEP_LIBS = -lyaml -lsqlite3 -ljansson
+else
+DEP_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic
+endif
+LIBS = $(DEP_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread -lm
+
+SRC      = $(wildcard tuner/*.c tuner/problems/*.c)
+LIB_SRC  = $(filter-out tuner/main.c,$(SRC))
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ = $(BUILD)/obj/tuner/main.o
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+GPU_SRC  = $(wildcard tests/gpu/test_*.c)
+GPU_BIN  = $(GPU_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu-%)
+
+# Tests build with -Werror.
+TEST_CFLAGS = $(CFLAGS) $(BASE_CFLAGS) -Werror
+
+.PHONY: all test check test-gpu install uninstall style style-check lint fuzz clean deps
+all: $(BUILD)/tuner
+
+$(BUILD)/tuner: $(MAIN_OBJ) $(BUILD)/libtuner.a
+	$(CC) $(CFLAGS) $(SAN_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/libtuner.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) $(if $(TESTING),-Werror) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtuner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(BUILD)/libtuner.a $(LIBS) -lcmocka $(SAN_LDFLAGS)
+
+$(BUILD)/tests/gpu-%: tests/gpu/%.c $(BUILD)/libtuner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(BUILD)/libtuner.a $(LIBS) $(SAN_LDFLAGS)
+
+# The tests compile the whole tree with -Werror.
+test check:
+	$(MAKE) TESTING=1 $(BUILD)/tuner $(UNIT_BIN)
+	BUILD=$(BUILD) tests/run.sh
+
+test-gpu:
+	$(MAKE) TESTING=1 $(BUILD)/tuner $(GPU_BIN)
+	BUILD=$(BUILD) tests/gpu/run.sh
+
+install: $(BUILD)/tuner
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tuner
+	install -m 755 $(BUILD)/tuner $(DESTDIR)$(PREFIX)/bin/tuner
+	cp -R kernels configs db $(DESTDIR)$(PREFIX)/share/tuner/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/tuner
+	rm -rf $(DESTDIR)$(PREFIX)/share/tuner
+
+STYLE_FILES = $(wildcard tuner/*.c tuner/problems/*.c include/tuner/*.h tests/unit/*.c tests/gpu/*.c fuzz/*.c)
+style:
+	clang-format -i $(STYLE_FILES)
+
+style-check:
+	clang-format --dry-run --Werror $(STYLE_FILES)
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -Iinclude tuner tuner/problems
+
+# Fuzz the expression parser with libFuzzer (clang); corpus in fuzz/corpus/expr.
+FUZZ_TIME ?= 60
+fuzz: $(BUILD)/fuzz-expr
+	mkdir -p fuzz/findings
+	$(BUILD)/fuzz-expr -max_total_time=$(FUZZ_TIME) -artifact_prefix=fuzz/findings/ fuzz/corpus/expr
+
+$(BUILD)/fuzz-expr: fuzz/expr_fuzz.c tuner/expr.c tuner/common.c
+	@mkdir -p $(dir $@)
+	clang -g -O1 -std=c11 -D_DEFAULT_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined -o $@ $^
+
+deps:
+	scripts/install-deps
+
+clean:
+	rm -rf build build-*
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,55 @@
+/* The gates, cheapest first: constraints, shared memory, alignment, then resources after compiling. */
+#ifndef TUNER_CHECKS_H
+#define TUNER_CHECKS_H
+
+#include <stddef.h>
+
+#include "tuner/compile.h"
+#include "tuner/config.h"
+#include "tuner/outcome.h"
+#include "tuner/space.h"
+
+enum gate {
+	GATE_CONSTRAINT = 0,
+	GATE_SMEM,
+	GATE_ALIGN,
+	GATE_COMPILE,
+	GATE_RESOURCES,
+	GATE_SANITIZE,   /* the dynamic alignment gate on the GPU */
+	GATE_CORRECT,
+	GATE_COUNT
+};
+/* "constraint", "smem", "align", "compile", "resources", "sanitize", "correct" */
+const char *gate_name(enum gate g);
+
+struct verdict {
+	enum gate gate;
+	enum outcome outcome;  /* VARIANT_OK when the gate passed */
+	char shape[32];        /* the shape it failed on, "" if shape-independent or passed */
+	char reason[512];      /* why, e.g. "buffer 'Q_smem' row stride 130 bytes is not a multiple of 16 (cp.async 16B)" */
+};
+
+struct verdicts {
+	struct verdict *v;
+	size_t n, alloc;
+};
+void verdicts_release(struct verdicts *vs);
+
+/*
+ * Constraints, smem budget (sidecar expression vs the arch's opt-in limit) and
+ * static alignment, on every shape of the suite, in that order; stops at the
+ * first gate that rejects. Appends one verdict per gate run. Returns
+ * VARIANT_OK or the rejecting outcome. An expression that fails to evaluate
+ * (division by zero, unknown name) rejects at its gate with the reason.
+ */
+enum outcome checks_static(const struct config *cfg, const struct variant *va,
+			   struct verdicts *out);
+
+/*
+ * After compiling one spec: the compile result itself, ptxas's static shared
+ * memory plus the dynamic amount against the limit, and the spill limit.
+ */
+enum outcome checks_build(const struct config *cfg, const struct variant *va,
+			  const struct spec *sp, const struct build *b, struct verdicts *out);
+
+#endif

@@ -1,0 +1,33 @@
+/* The subcommand table: one cmd-*.c per subcommand. */
+#ifndef TUNER_CMD_H
+#define TUNER_CMD_H
+
+enum cmd_flags {
+	NEED_CONFIG = 1 << 0, /* loads --config */
+	NEED_DB = 1 << 1,     /* opens --db */
+};
+
+/* Global options, parsed in main before the subcommand. */
+struct globals {
+	const char *db_path;     /* --db, $TUNER_DB, "tuner.db" */
+	const char *config_path; /* --config, "configs/default.yaml" */
+	int config_given;        /* --config was on the command line */
+};
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv, const struct globals *g);
+	unsigned flags;
+	const char *summary; /* one line for `tuner --help` */
+	const char *usage;   /* the subcommand's --help text */
+};
+
+extern const struct cmd cmd_table[];
+extern const unsigned cmd_count;
+const struct cmd *cmd_find(const char *name);
+
+int cmd_run(int argc, char **argv, const struct globals *g);
+int cmd_check(int argc, char **argv, const struct globals *g);
+int cmd_show(int argc, char **argv, const struct globals *g);
+
+#endif

@@ -1,0 +1,91 @@
+/* Shared helpers: error reporting, allocation, string buffers, files, hashing. */
+#ifndef TUNER_COMMON_H
+#define TUNER_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <sysexits.h>
+
+#define TUNER_VERSION "0.1.0"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define TUNER_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TUNER_PRINTF(f, a)
+#endif
+
+/*
+ * error() prints "error: <msg>" to stderr (or hands it to the routine set with
+ * set_error_routine) and returns -1, so library code can `return error(...)`.
+ * Messages are lowercase, no full stop, and name file:line where input has one.
+ */
+int error(const char *fmt, ...) TUNER_PRINTF(1, 2);
+void warning(const char *fmt, ...) TUNER_PRINTF(1, 2);
+_Noreturn void die(int code, const char *fmt, ...) TUNER_PRINTF(2, 3);
+_Noreturn void bug_fl(const char *file, int line, const char *fmt, ...) TUNER_PRINTF(3, 4);
+#define BUG(...) bug_fl(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Route error()/warning() text elsewhere (tests capture it); NULL restores stderr. */
+typedef void (*report_fn)(const char *prefix, const char *msg);
+void set_error_routine(report_fn fn);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) TUNER_PRINTF(1, 2);
+
+/* Grow an array to hold at least n elements: ALLOC_GROW(arr, n, alloc). */
+#define ALLOC_GROW(x, nr, alloc)                                                                   \
+	do {                                                                                       \
+		if ((size_t)(nr) > (alloc)) {                                                      \
+			(alloc) = ((size_t)(nr) + 16) * 3 / 2;                                     \
+			(x) = xrealloc((x), (alloc) * sizeof(*(x)));                               \
+		}                                                                                  \
+	} while (0)
+
+struct strbuf {
+	char *buf; /* always NUL-terminated once initialised */
+	size_t len;
+	size_t alloc;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void sb_grow(struct strbuf *sb, size_t extra);
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_adds(struct strbuf *sb, const char *s);
+void sb_addf(struct strbuf *sb, const char *fmt, ...) TUNER_PRINTF(2, 3);
+void sb_reset(struct strbuf *sb);
+char *sb_detach(struct strbuf *sb);
+void sb_release(struct strbuf *sb);
+
+/* Read a whole file; returns 0 or -1 with errno set (no message printed). */
+int read_file(const char *path, char **out, size_t *len);
+/* Write a file atomically (temp file + rename); returns 0 or error(). */
+int write_file_atomic(const char *path, const void *data, size_t len);
+/* mkdir -p; returns 0 or error(). */
+int mkdir_p(const char *path);
+/* Directory part of path ("." if none); caller frees. */
+char *path_dirname(const char *path);
+/* Join dir and rel unless rel is absolute; caller frees. */
+char *path_join(const char *dir, const char *rel);
+
+/* 128-bit content hash (XXH3) as 32 lowercase hex digits plus NUL. */
+#define HASH_HEX_LEN 33
+struct hasher;
+struct hasher *hasher_new(void);
+void hasher_add(struct hasher *h, const void *data, size_t len);
+void hasher_adds(struct hasher *h, const char *s); /* adds s and its terminating NUL */
+void hasher_final_hex(struct hasher *h, char out[HASH_HEX_LEN]); /* frees h */
+void hash_hex(const void *data, size_t len, char out[HASH_HEX_LEN]);
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+int edit_distance(const char *a, const char *b);
+
+/* Monotonic seconds. */
+double now_seconds(void);
+
+#endif

@@ -1,0 +1,45 @@
+/* C-syntax integer expressions over params and shape dims (constraints, smem, launch, layout). */
+#ifndef TUNER_EXPR_H
+#define TUNER_EXPR_H
+
+#include <stddef.h>
+
+/*
+ * Grammar (C precedence and associativity): integer literals, identifiers,
+ * ( ), unary - + !, * / %, + -, < <= > >=, == !=, &&, ||, ?: ,
+ * and the calls min(a, b), max(a, b), ceil_div(a, b). Values are 64-bit signed.
+ * && || ?: short-circuit. Division or modulo by zero and signed overflow are
+ * evaluation errors, never crashes.
+ */
+struct expr;
+
+struct expr_err {
+	int col;        /* 1-based column in the source text; 0 when not positional */
+	char msg[200];  /* lowercase, no full stop, e.g. "division by zero" */
+};
+
+struct expr_var {
+	const char *name;
+	long long value;
+};
+
+/* A chain of variable tables; lookup goes through vars[] then next. */
+struct expr_scope {
+	const struct expr_var *vars;
+	size_t n;
+	const struct expr_scope *next;
+};
+
+/* Parse src; NULL on error with err filled ("expected ')'", col of the offending token). */
+struct expr *expr_parse(const char *src, struct expr_err *err);
+/* Evaluate; 0 on success, -1 with err filled (unknown identifier 'X', division by zero, overflow). */
+int expr_eval(const struct expr *e, const struct expr_scope *scope, long long *out,
+	      struct expr_err *err);
+void expr_free(struct expr *e);
+/* The source text the expression was parsed from. */
+const char *expr_text(const struct expr *e);
+/* Call fn for every identifier the expression mentions (in source order); stops at a non-zero return. */
+int expr_foreach_ident(const struct expr *e, int (*fn)(const char *name, int col, void *ctx),
+		       void *ctx);
+
+#endif

@@ -1,0 +1,47 @@
+/* The search space: parameter vectors, their domains, scopes for expressions, specialisations. */
+#ifndef TUNER_SPACE_H
+#define TUNER_SPACE_H
+
+#include <stddef.h>
+
+#include "tuner/config.h"
+
+/* A configuration: one value per family param, in the family's param order. */
+struct variant {
+	long long v[TUNER_MAX_PARAMS];
+};
+
+/* Variables for evaluating an expression on one variant (and optionally one shape). */
+struct space_scope {
+	struct expr_var vars[TUNER_MAX_PARAMS + TUNER_MAX_DIMS];
+	struct expr_scope scope;
+};
+void space_scope_init(struct space_scope *s, const struct config *cfg, const struct variant *va,
+		      const struct shape *shape /* may be NULL */);
+
+/* Number of points in the declared space (product of domain sizes). */
+unsigned long long space_size(const struct family *fam);
+/* The idx-th point in mixed-radix order (last param fastest). */
+void space_point(const struct family *fam, unsigned long long idx, struct variant *out);
+/* 1 if every value is in its declared domain; else 0 and *bad = the first param outside. */
+int space_in_domain(const struct family *fam, const struct variant *va, int *bad);
+/* The baseline variant from the sidecar. */
+void space_baseline(const struct family *fam, struct variant *out);
+/*
+ * Parse "NAME=V,NAME=V": params not named keep their value in *va (start from
+ * the baseline). Unknown names are an error with a "did you mean".
+ */
+int space_parse_set(const struct family *fam, const char *spec, struct variant *va);
+/* "BLOCK_M=64,BLOCK_N=64,..." in param order; caller frees. */
+char *space_format(const struct family *fam, const struct variant *va);
+int space_equal(const struct family *fam, const struct variant *a, const struct variant *b);
+
+/* Distinct compile-time specialisations of the suite (values of fam->specialize dims). */
+struct spec {
+	long long vals[TUNER_MAX_DIMS]; /* indexed like fam->specialize */
+	char key[64];                   /* "D=64"; "" when the family specialises nothing */
+};
+/* Fill specs (capacity TUNER_MAX_SHAPES) and return how many; shape_spec[i] = spec index of shape i. */
+size_t space_specs(const struct config *cfg, struct spec *specs, size_t *shape_spec);
+
+#endif

@@ -1,0 +1,32 @@
+/* Variant sources: the #define preamble plus the template, and the variant's identity hash. */
+#ifndef TUNER_TEMPLATE_H
+#define TUNER_TEMPLATE_H
+
+#include "tuner/config.h"
+#include "tuner/space.h"
+
+/*
+ * The compile options that shape code generation (arch, standard, flags,
+ * sidecar options); NULL-terminated, static storage owned by cfg's lifetime.
+ * Include paths are not part of it.
+ */
+char **template_options(const struct config *cfg, int sanitize, size_t *n);
+void template_options_free(char **opts, size_t n);
+
+/*
+ * The full source of one compile unit: a preamble defining each param
+ * (#define BLOCK_M 64), each specialised dim (#define SHAPE_D 64),
+ * TUNER_SMEM_BYTES (the sidecar's smem_bytes for that spec), TUNER_SANITIZE
+ * when asked, then a #line 1 "<template file>" and the template text. Caller frees.
+ */
+char *template_render(const struct config *cfg, const struct variant *va, const struct spec *sp,
+		      int sanitize);
+
+/* Identity of a variant: hash of (template source, params, arch, compile options). */
+void template_variant_hash(const struct config *cfg, const struct variant *va,
+			   char out[HASH_HEX_LEN]);
+/* Key of one compile unit: variant hash + spec + sanitize flag. */
+void template_build_key(const char *variant_hash, const struct spec *sp, int sanitize,
+			char out[HASH_HEX_LEN]);
+
+#endif
