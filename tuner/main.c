@@ -15,7 +15,8 @@ static void usage(FILE *out)
 		     "       tuner --version | --help | help <command>\n\n"
 		     "An autotuning search daemon for CUDA kernels.\n\ncommands:\n");
 	for (i = 0; i < cmd_count; i++)
-		fprintf(out, "  %-8s %s\n", cmd_table[i].name, cmd_table[i].summary);
+		if (cmd_table[i].summary)
+			fprintf(out, "  %-8s %s\n", cmd_table[i].name, cmd_table[i].summary);
 	fprintf(out, "\nglobal options:\n"
 		     "  --db FILE       the database (default $TUNER_DB, else tuner.db)\n"
 		     "  --config FILE   the tuning job (default configs/default.yaml)\n"

@@ -18,7 +18,7 @@ struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv, const struct globals *g);
 	unsigned flags;
-	const char *summary; /* one line for `tuner --help` */
+	const char *summary; /* one line for `tuner --help`; NULL: not listed */
 	const char *usage;   /* the subcommand's --help text */
 };
 
@@ -29,5 +29,12 @@ const struct cmd *cmd_find(const char *name);
 int cmd_run(int argc, char **argv, const struct globals *g);
 int cmd_check(int argc, char **argv, const struct globals *g);
 int cmd_show(int argc, char **argv, const struct globals *g);
+int cmd_sweep(int argc, char **argv, const struct globals *g);
+int cmd_top(int argc, char **argv, const struct globals *g);
+int cmd_export(int argc, char **argv, const struct globals *g);
+int cmd_worker(int argc, char **argv, const struct globals *g);
+
+/* Where cubins are cached: $TUNER_CACHE, else tuner-cache/ beside the database. Caller frees. */
+char *cmd_cache_dir(const struct globals *g);
 
 #endif

@@ -1,4 +1,4 @@
-/* Tuning jobs (configs/*.yaml) and kernel-family sidecars (kernels/templates/*.yaml), loaded with libyaml. */
+/* Tuning jobs (configs/NAME.yaml) and kernel-family sidecars (kernels/templates/NAME.yaml), loaded with libyaml. */
 #ifndef TUNER_CONFIG_H
 #define TUNER_CONFIG_H
 

@@ -18,10 +18,42 @@ int db_open(const char *path, struct db **out);
 void db_close(struct db *db);
 int db_schema_version(struct db *db);
 
+/*
+ * Everything db_open() does, with other SQL than the compiled-in db/: a fresh
+ * file gets schema (the whole schema at version) and user_version = version;
+ * an older one gets each migration above its version, in order, one
+ * transaction each. migrations hold versions 2, 3, ... up to version and end
+ * with a NULL sql. A database newer than version is an error. If path did not
+ * exist and opening fails, the file is removed again.
+ */
+struct db_migration {
+	int version;      /* the version this file takes a database to */
+	const char *name; /* "0002-description.sql" */
+	const char *sql;
+};
+int db_open_schema(const char *path, const char *schema, int version,
+		   const struct db_migration *migrations, struct db **out);
+
+/*
+ * The compiled-in db/ (scripts/embed-sql), what db_open() uses: NULL-terminated
+ * arrays of lines; db_sql_migrations ends with a NULL name.
+ */
+struct db_sql_file {
+	int version;
+	const char *name;
+	const char *const *lines;
+};
+extern const int db_sql_version;
+extern const char *const db_sql_schema[];
+extern const struct db_sql_file db_sql_migrations[];
+
+/* The path db_open() was given, for messages. */
+const char *db_path(const struct db *db);
+
 /* One transaction per state change. Nested begin is a BUG(). */
 int db_begin(struct db *db);
 int db_commit(struct db *db);
-void db_rollback(struct db *db);
+void db_rollback(struct db *db); /* no-op outside a transaction, so error paths may call it */
 
 struct run_info {
 	const char *config_path;
@@ -39,15 +71,50 @@ struct run_info {
 	int generations;
 	int population;
 	int gpu;                /* 1 if evaluated on a GPU */
+	const char *replay_of;  /* the database a replay answers from, or NULL */
 };
 int db_run_create(struct db *db, const struct run_info *ri, long long *run_id);
 /* status: "running", "stopped", "done", "failed" */
 int db_run_set_status(struct db *db, long long run_id, const char *status);
 
+/* The newest run's id; an error if there is none. */
+int db_run_latest(struct db *db, long long *run_id);
+
+/* A run's row; strings are owned (NULL for SQL NULL), free them with db_run_release(). */
+struct db_run {
+	long long id;
+	char *started_at, *finished_at; /* UTC ISO 8601; finished_at NULL while running */
+	char *status, *command, *config_path, *config_text, *template_name, *template_hash;
+	char *arch, *device, *driver, *nvrtc, *strategy, *shapes, *replay_of;
+	unsigned long long seed;
+	int generations, population, gpu;
+};
+/* 0, or error() when there is no such run. */
+int db_run_get(struct db *db, long long run_id, struct db_run *out);
+void db_run_release(struct db_run *r);
+
 /* Find a variant by hash or insert it; *created tells which. */
 int db_variant_upsert(struct db *db, const char *hash, const char *template_name,
 		      const char *template_hash, const char *arch, const char *params,
 		      const char *options, long long *variant_id, int *created);
+
+/* A variant's id by its full hash: 1 found, 0 not, -1 error(). */
+int db_variant_find(struct db *db, const char *hash, long long *variant_id);
+
+/*
+ * What a user types for a variant: its id ("17") or a prefix of its hash of at
+ * least 4 hex digits ("3fa9"). Matching no variant, or two (an id and another
+ * variant's hash prefix count as two), is an error.
+ */
+int db_variant_find_prefix(struct db *db, const char *name, long long *variant_id);
+
+struct db_variant {
+	long long id;
+	char *hash, *template_name, *template_hash, *arch, *params, *options, *created_at;
+};
+/* 0, or error() when there is no such variant; free with db_variant_release(). */
+int db_variant_get(struct db *db, long long variant_id, struct db_variant *out);
+void db_variant_release(struct db_variant *v);
 
 int db_gate_record(struct db *db, long long run_id, long long variant_id, const char *gate,
 		   const char *shape, enum outcome outcome, const char *reason);
@@ -57,10 +124,96 @@ int db_build_record(struct db *db, long long variant_id, const char *key, const 
 		    int sanitize, const struct build *b);
 
 /* The final outcome of a variant in a run (one row per run and variant). */
+/* Recording it again replaces generation, outcome and reason; fitness stays only while ok. */
 int db_eval_record(struct db *db, long long run_id, long long variant_id, int generation,
 		   enum outcome outcome, const char *reason);
 
+/*
+ * The fitness of an evaluated variant (geo-mean speedup and its 95% interval;
+ * NAN stores NULL). An error if db_eval_record() has not recorded it.
+ */
+int db_eval_set_fitness(struct db *db, long long run_id, long long variant_id, double fitness,
+			double fitness_lo, double fitness_hi);
+
+/* An evaluation as stored; fitness fields are NAN when unset. */
+struct db_eval {
+	int generation;
+	enum outcome outcome;
+	char *reason;
+	double fitness, fitness_lo, fitness_hi;
+};
+/* 1 found (free with db_eval_release()), 0 not, -1 error(). */
+int db_eval_get(struct db *db, long long run_id, long long variant_id, struct db_eval *out);
+void db_eval_release(struct db_eval *e);
+
 /* Counts for summaries: number of eval rows in the run with each outcome. */
 int db_run_outcome_counts(struct db *db, long long run_id, long long counts[OUTCOME_COUNT]);
+
+/*
+ * Check-then-time result of a variant on one shape on one device. A variant is
+ * measured once per (device, shape_dims), by whichever run gets there first.
+ * Doubles that are NAN are stored as NULL (not checked, not timed).
+ */
+struct db_measurement {
+	const char *device;     /* as in run_info */
+	const char *shape;      /* the shape's name */
+	const char *shape_dims; /* "B=1,H=8,S=512,D=64" */
+	enum outcome outcome;
+	const char *reason;     /* NULL: "" */
+	double rel_l2, max_abs;
+	double median_us, ci_lo_us, ci_hi_us, tflops;
+	const double *samples; /* µs per launch */
+	size_t nsamples;
+};
+/*
+ * Store m; run_id <= 0 stores no run. When the variant was already measured on
+ * that device and shape_dims the old row stays and *created (may be NULL) is 0.
+ */
+int db_measure_record(struct db *db, long long run_id, long long variant_id,
+		      const struct db_measurement *m, int *created);
+
+/* A stored measurement; strings and samples owned, free with db_measured_release(). */
+struct db_measured {
+	long long id, variant_id, run_id; /* run_id 0: none */
+	char *shape;
+	enum outcome outcome;
+	char *reason;
+	double rel_l2, max_abs, median_us, ci_lo_us, ci_hi_us, tflops; /* NAN for NULL */
+	double *samples;
+	size_t nsamples;
+};
+/* By variant id, or by variant hash (another database: a replay). 1 found, 0 not, -1 error(). */
+int db_measure_lookup(struct db *db, long long variant_id, const char *device,
+		      const char *shape_dims, struct db_measured *out);
+int db_measure_lookup_hash(struct db *db, const char *variant_hash, const char *device,
+			   const char *shape_dims, struct db_measured *out);
+void db_measured_release(struct db_measured *m);
+
+/*
+ * A candidate of a generation; origin is evolve_origin_name() text ("baseline",
+ * "random", "mutation", "crossover", "sweep"); parents are variant ids, <= 0
+ * for none. Recording the same candidate again replaces origin and parents.
+ */
+int db_population_record(struct db *db, long long run_id, int generation, long long variant_id,
+			 const char *origin, long long parent_a, long long parent_b);
+
+/* Replace the elite of a generation, best first (rank 1), in one transaction (or savepoint). */
+int db_elite_store(struct db *db, long long run_id, int generation, const long long *variant_ids,
+		   const double *fitness, size_t n);
+
+/*
+ * Run one read-only query (for show, top, report): the text parameters after
+ * ctx, ended by NULL, are bound to ?1, ?2, ...; fn gets each row as text
+ * (NULL for SQL NULL). fn returns 0 to go on, > 0 to stop (the call returns 0),
+ * < 0 after its own error() (the call returns -1). A statement that writes is
+ * a BUG(): writes go through the functions above.
+ */
+typedef int (*db_row_fn)(void *ctx, int ncols, const char *const *values, const char *const *names);
+#if defined(__GNUC__)
+#define DB_SENTINEL __attribute__((sentinel))
+#else
+#define DB_SENTINEL
+#endif
+int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ...) DB_SENTINEL;
 
 #endif

@@ -43,5 +43,7 @@ struct spec {
 };
 /* Fill specs (capacity TUNER_MAX_SHAPES) and return how many; shape_spec[i] = spec index of shape i. */
 size_t space_specs(const struct config *cfg, struct spec *specs, size_t *shape_spec);
+/* The first shape with that specialisation (its TUNER_SMEM_BYTES, its launch); NULL if none. */
+const struct shape *space_spec_shape(const struct config *cfg, const struct spec *sp);
 
 #endif

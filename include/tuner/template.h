@@ -6,9 +6,10 @@
 #include "tuner/space.h"
 
 /*
- * The compile options that shape code generation (arch, standard, flags,
- * sidecar options); NULL-terminated, static storage owned by cfg's lifetime.
- * Include paths are not part of it.
+ * The compile options: those that shape code generation (arch, standard,
+ * flags, sidecar options, -DTUNER_SANITIZE), then -I<kernels/include> (the
+ * sidecar's ../include) when it exists. NULL-terminated; free with
+ * template_options_free. The include path is not part of the variant hash.
  */
 char **template_options(const struct config *cfg, int sanitize, size_t *n);
 void template_options_free(char **opts, size_t n);
@@ -25,7 +26,7 @@ char *template_render(const struct config *cfg, const struct variant *va, const 
 /* Identity of a variant: hash of (template source, params, arch, compile options). */
 void template_variant_hash(const struct config *cfg, const struct variant *va,
 			   char out[HASH_HEX_LEN]);
-/* Key of one compile unit: variant hash + spec + sanitize flag. */
+/* Key of one compile unit: variant hash + spec + sanitize flag + NVRTC version. */
 void template_build_key(const char *variant_hash, const struct spec *sp, int sanitize,
 			char out[HASH_HEX_LEN]);
 

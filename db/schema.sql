@@ -1,0 +1,148 @@
+-- The whole current schema of the tuner database; a fresh database is created from this file.
+-- schema-version: 1
+--
+-- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the
+-- statements that take a database from the previous version to it), apply the same change here,
+-- and raise the schema-version line above to NNNN; scripts/embed-sql refuses a mismatch.
+--
+-- Times are UTC, ISO 8601 with milliseconds. Outcomes are outcome_name() text ("ok",
+-- "constraint", "smem", ...). Run-independent facts (variants, builds, measurements) are shared
+-- by every run in the file; the rest belongs to one run.
+
+-- One `tuner run`: what was searched, where, how, and how it ended.
+CREATE TABLE runs (
+	id INTEGER PRIMARY KEY,
+	started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+	finished_at TEXT,                 -- NULL while running
+	status TEXT NOT NULL DEFAULT 'running'
+		CONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed')),
+	command TEXT NOT NULL,            -- the command line
+	config_path TEXT,
+	config_text TEXT,                 -- the config as read, so the run can be reproduced
+	template_name TEXT NOT NULL,
+	template_hash TEXT NOT NULL,
+	arch TEXT NOT NULL,               -- "sm_90"
+	device TEXT NOT NULL,             -- "NVIDIA H100 80GB HBM3" or "none"
+	driver TEXT NOT NULL,             -- "580.159.04" or "none"
+	nvrtc TEXT NOT NULL,              -- "13.0"
+	strategy TEXT NOT NULL,           -- "evolve", "random", "exhaustive"
+	seed INTEGER NOT NULL,            -- the 64-bit seed's bit pattern (>= 2^63 reads negative)
+	generations INTEGER NOT NULL,
+	population INTEGER NOT NULL,
+	shapes TEXT NOT NULL,             -- JSON array of {name, dims...}
+	gpu INTEGER NOT NULL CONSTRAINT runs_gpu CHECK (gpu IN (0, 1)),
+	replay_of TEXT                    -- the database a replay answered from, else NULL
+);
+
+-- A point of the search space, shared by all runs: identified by the hash of (template source,
+-- params, arch, options), so nothing is compiled or measured twice.
+CREATE TABLE variants (
+	id INTEGER PRIMARY KEY,
+	hash TEXT NOT NULL UNIQUE,
+	template_name TEXT NOT NULL,
+	template_hash TEXT NOT NULL,
+	arch TEXT NOT NULL,
+	params TEXT NOT NULL,             -- canonical "A=1,B=2"
+	options TEXT NOT NULL,            -- compile options, space separated
+	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX variants_template ON variants (template_hash, arch, params);
+
+-- One NVRTC compile unit of a variant (one per distinct shape spec, plain or sanitize).
+CREATE TABLE builds (
+	id INTEGER PRIMARY KEY,
+	variant_id INTEGER NOT NULL REFERENCES variants (id),
+	key TEXT NOT NULL UNIQUE,         -- the cubin cache key
+	spec TEXT NOT NULL,               -- "D=64"
+	sanitize INTEGER NOT NULL CONSTRAINT builds_sanitize CHECK (sanitize IN (0, 1)),
+	outcome TEXT NOT NULL,            -- "ok" or "compile"
+	regs INTEGER NOT NULL,
+	spill_stores INTEGER NOT NULL,    -- bytes
+	spill_loads INTEGER NOT NULL,     -- bytes
+	static_smem INTEGER NOT NULL,     -- bytes
+	stack_frame INTEGER NOT NULL,     -- bytes
+	seconds REAL NOT NULL,            -- compile wall time, 0 when cached
+	cached INTEGER NOT NULL CONSTRAINT builds_cached CHECK (cached IN (0, 1)),
+	cubin_size INTEGER NOT NULL,
+	log TEXT,                         -- NVRTC's log, ptxas -v report included
+	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX builds_variant ON builds (variant_id);
+
+-- Every gate verdict on a variant in a run, passes included, so `tuner show` can explain it.
+CREATE TABLE gates (
+	id INTEGER PRIMARY KEY,
+	run_id INTEGER NOT NULL REFERENCES runs (id),
+	variant_id INTEGER NOT NULL REFERENCES variants (id),
+	gate TEXT NOT NULL,               -- "constraint", "smem", "align", ...
+	shape TEXT,                       -- the shape's name, NULL for a shape-independent verdict
+	outcome TEXT NOT NULL,
+	reason TEXT NOT NULL,
+	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX gates_variant ON gates (variant_id, run_id);
+CREATE INDEX gates_run ON gates (run_id);
+
+-- The final outcome of a variant in a run, and its fitness (geometric-mean speedup over the
+-- shape suite, with its 95% interval) once known.
+CREATE TABLE evals (
+	run_id INTEGER NOT NULL REFERENCES runs (id),
+	variant_id INTEGER NOT NULL REFERENCES variants (id),
+	generation INTEGER NOT NULL,
+	outcome TEXT NOT NULL,
+	reason TEXT NOT NULL,
+	fitness REAL,
+	fitness_lo REAL,
+	fitness_hi REAL,
+	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+	PRIMARY KEY (run_id, variant_id)
+) WITHOUT ROWID;
+CREATE INDEX evals_run_outcome ON evals (run_id, outcome);
+CREATE INDEX evals_variant ON evals (variant_id);
+
+-- Check-then-time result of a variant on one shape on one device. A variant already measured on
+-- the same device and shape is never measured again, by any run: hence the UNIQUE key.
+CREATE TABLE measurements (
+	id INTEGER PRIMARY KEY,
+	variant_id INTEGER NOT NULL REFERENCES variants (id),
+	device TEXT NOT NULL,
+	shape TEXT NOT NULL,              -- the shape's name in the config
+	shape_dims TEXT NOT NULL,         -- "B=1,H=8,S=512,D=64"
+	outcome TEXT NOT NULL,
+	reason TEXT NOT NULL,
+	rel_l2 REAL,                      -- NULL when not checked
+	max_abs REAL,
+	median_us REAL,                   -- NULL when not timed
+	ci_lo_us REAL,
+	ci_hi_us REAL,
+	tflops REAL,
+	samples TEXT NOT NULL,            -- JSON array of microseconds per launch
+	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+	run_id INTEGER REFERENCES runs (id), -- the run that measured it, NULL if none
+	UNIQUE (variant_id, device, shape_dims)
+);
+CREATE INDEX measurements_run ON measurements (run_id);
+
+-- The candidates of each generation and why they were proposed.
+CREATE TABLE population (
+	run_id INTEGER NOT NULL REFERENCES runs (id),
+	generation INTEGER NOT NULL,
+	variant_id INTEGER NOT NULL REFERENCES variants (id),
+	origin TEXT NOT NULL CONSTRAINT population_origin
+		CHECK (origin IN ('baseline', 'random', 'mutation', 'crossover', 'sweep')),
+	parent_a INTEGER REFERENCES variants (id),
+	parent_b INTEGER REFERENCES variants (id),
+	PRIMARY KEY (run_id, generation, variant_id)
+) WITHOUT ROWID;
+CREATE INDEX population_variant ON population (variant_id);
+
+-- The elite after each generation, best first (rank 1).
+CREATE TABLE elite (
+	run_id INTEGER NOT NULL REFERENCES runs (id),
+	generation INTEGER NOT NULL,
+	rank INTEGER NOT NULL CONSTRAINT elite_rank CHECK (rank >= 1),
+	variant_id INTEGER NOT NULL REFERENCES variants (id),
+	fitness REAL NOT NULL,
+	PRIMARY KEY (run_id, generation, rank)
+) WITHOUT ROWID;
+CREATE INDEX elite_variant ON elite (variant_id);

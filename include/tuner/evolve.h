@@ -1,0 +1,97 @@
+/* Search strategies (evolve, random, exhaustive) behind one interface, and elite admission. */
+#ifndef TUNER_EVOLVE_H
+#define TUNER_EVOLVE_H
+
+#include <stddef.h>
+
+#include "tuner/config.h"
+#include "tuner/space.h"
+
+/* Why a candidate was proposed. */
+enum origin { ORIGIN_BASELINE, ORIGIN_RANDOM, ORIGIN_MUTATION, ORIGIN_CROSSOVER, ORIGIN_SWEEP };
+
+/* "baseline", "random", "mutation", "crossover", "sweep" */
+const char *evolve_origin_name(enum origin o);
+
+struct candidate {
+	struct variant va;
+	enum origin origin;
+	int parent_a, parent_b; /* indices into the elite at proposal time, -1 if none */
+};
+
+/* An evaluated, correct variant. */
+struct member {
+	struct variant va;
+	long long id; /* the db's variant id, opaque here */
+	/* geo-mean speedup over the suite and its 95% interval */
+	double fitness, fitness_lo, fitness_hi;
+	/* per shape: baseline median / variant median, and its 95% interval */
+	double speedup[TUNER_MAX_SHAPES];
+	double speedup_lo[TUNER_MAX_SHAPES], speedup_hi[TUNER_MAX_SHAPES];
+	size_t nshapes;
+};
+
+struct search;
+
+/*
+ * A search over cfg->fam's declared space; strategy is "evolve", "random" or
+ * "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
+ * cfg->elite and cfg->margin. cfg must outlive the search. Every random choice
+ * comes from the search's one RNG, seeded at each proposal call from (seed,
+ * generation, number of the call within the generation): the same seed and the
+ * same observations give the same proposals, and a run resumed by observing
+ * its recorded evaluations again, in order, proposes what it would have
+ * proposed uninterrupted. NULL after error() for an unknown strategy.
+ */
+struct search *search_new(const struct config *cfg, const char *strategy, unsigned long long seed);
+
+/*
+ * Propose up to max candidates for generation (0-based); returns how many.
+ * seen(ctx, va) returns 1 for a configuration already evaluated or proposed
+ * (the database's view; NULL: none): such configurations, and those this
+ * search proposed or was told about before, are never proposed.
+ *
+ * Every strategy proposes the baseline first (ORIGIN_BASELINE) until it has
+ * been proposed or seen once, since speedups are measured against it.
+ * evolve: generation 0 is random configurations that pass every constraint on
+ * every shape; later generations breed from the elite (tournament of 2,
+ * single-step mutation, uniform crossover) and top up with random ones when
+ * breeding runs dry. random: uniform random valid configurations.
+ * exhaustive: every point of the declared space in space_point order (valid
+ * or not: the pipeline's constraint gate records the rejects), across
+ * generations until exhausted. Returns 0 once nothing new can be proposed.
+ */
+size_t search_propose(struct search *s, int generation, struct candidate *out, size_t max,
+                      int (*seen)(void *ctx, const struct variant *va), void *ctx);
+
+/*
+ * Report an evaluated variant: m is NULL when a gate rejected it. The variant
+ * is never proposed again. Returns 1 if it entered the elite, else 0;
+ * search_last_why() says why.
+ */
+int search_observe(struct search *s, const struct variant *va, const struct member *m);
+
+/* The one-line reason of the last search_observe() decision ("" before the first). */
+const char *search_last_why(const struct search *s);
+
+/* The elite, best first (ties broken by variant order), at most max; returns how many. */
+size_t search_elite(const struct search *s, const struct member **out, size_t max);
+
+void search_free(struct search *s);
+
+/*
+ * The admission rule. Returns 1 if cand enters an elite of n members
+ * (capacity k), else 0; why (may be NULL) gets a one-line reason.
+ * - The baseline (cand == baseline or the same variant) is always admitted.
+ * - A newcomer that regresses against the baseline on two or more shapes
+ *   (speedup_hi < 1: slower beyond noise) never enters.
+ * - While n < k every other correct newcomer enters.
+ * - Once full, a newcomer replaces the weakest member only if its fitness is
+ *   at least (1 + margin) times the weakest's AND the two 95% intervals do not
+ *   overlap (cand->fitness_lo > weakest->fitness_hi).
+ * Variants are compared on every slot of va, so unused slots must be zero.
+ */
+int evolve_admits(const struct member *const *elite, size_t n, size_t k, const struct member *cand,
+                  const struct member *baseline, double margin, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,147 @@
+/* The export stage: a run's ranking read out of the database, written as a C header, JSON or T4. */
+#ifndef TUNER_EXPORT_H
+#define TUNER_EXPORT_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "tuner/common.h"
+#include "tuner/db.h"
+
+/* ------------------------------------------------------------ pure parts */
+
+/* One param of a stored variant ("BLOCK_M=64" in variants.params). */
+struct export_param {
+	char *name;
+	long long value;
+};
+
+struct export_params {
+	struct export_param *v;
+	size_t n;
+};
+
+/*
+ * Parse variants.params, canonical "A=1,B=2": names are C identifiers,
+ * values integers. 0, or error() naming the text.
+ */
+int export_params_parse(const char *text, struct export_params *out);
+void export_params_release(struct export_params *p);
+
+/* s upper-cased with every byte that is not a letter or digit made '_'; caller frees. */
+char *export_ident(const char *s);
+
+/*
+ * The macro prefix of a template: "flash_fwd" gives "FLASH_FWD_". A name that
+ * does not start with a letter gets "TUNER_" in front, so the macros are
+ * identifiers outside the implementation's reserved names. Caller frees.
+ */
+char *export_prefix(const char *template_name);
+
+/* One shape of a run's suite, as runs.shapes holds it. */
+struct export_shape {
+	char *name;
+	char *dims; /* "B=1,H=8,S=512,D=64": measurements.shape_dims */
+};
+
+/*
+ * Parse runs.shapes, a JSON array of objects {"name": "mission", "B": 1, ...}:
+ * every member but "name" is a dim, in the order written (the problem's dim
+ * order), and dims is "NAME=V" joined by ",", as measurements.shape_dims is
+ * keyed. 0, or error().
+ */
+int export_shapes_parse(const char *json, struct export_shape **out, size_t *n);
+void export_shapes_free(struct export_shape *s, size_t n);
+
+/* Text safe inside a C block comment: no comment delimiters, trigraphs or control bytes. */
+void export_comment_text(struct strbuf *sb, const char *s);
+
+/* ----------------------------------------------------------------- ranking */
+
+/* A variant's result on one shape; every double is NAN when unknown. */
+struct export_timing {
+	int measured; /* a measurements row exists for the run's device and the shape's dims */
+	double median_us, ci_lo_us, ci_hi_us, tflops, rel_l2;
+	double speedup; /* the baseline's median / this median */
+};
+
+struct export_entry {
+	int rank;  /* 1 is best */
+	int elite; /* 1: from the run's final elite; 0: another correct variant, by fitness */
+	long long variant_id;
+	char *hash, *params;
+	double fitness, fitness_lo, fitness_hi; /* geo-mean speedup and its 95% interval */
+	struct export_timing *t;                /* one per shape of the suite */
+};
+
+/* The correct variant with the lowest median on one shape (variant_id 0: none). */
+struct export_best {
+	long long variant_id;
+	char *hash, *params;
+	struct export_timing t;
+};
+
+struct ranking {
+	struct db_run run;
+	struct export_shape *shapes;
+	size_t nshapes;
+	int elite_generation;  /* the generation the elite is from; -1: no elite stored */
+	long long baseline_id; /* 0: the run recorded no baseline */
+	char *baseline_hash, *baseline_params;
+	struct export_timing *base; /* the baseline on each shape */
+	struct export_entry *v;
+	size_t n;
+	struct export_best *best; /* per shape, after export_rank_per_shape(); else NULL */
+};
+
+/*
+ * The best k variants of a run: its elite of the highest generation, best
+ * first, then (while fewer than k) its other evaluations with outcome ok and a
+ * fitness, by fitness. Each with its median on every shape of the suite (on
+ * the run's device) and its speedup over the baseline there. Fewer than k, or
+ * none, when the run has fewer; 0, or error() (an unknown run included).
+ */
+int export_rank(struct db *db, long long run_id, size_t k, struct ranking *out);
+
+/* Fill r->best: for each shape, the correct variant of the run with the lowest median there. */
+int export_rank_per_shape(struct db *db, struct ranking *r);
+void ranking_release(struct ranking *r);
+
+/* Why a ranking is empty, for the message: "run 3 timed nothing (no GPU)". */
+const char *export_empty_reason(const struct ranking *r, char *buf, size_t len);
+
+/* ----------------------------------------------------------------- writers */
+
+struct export_header_opts {
+	const char *output; /* the file written, for the include guard; NULL: stdout */
+	int per_shape;      /* add each shape's own best (export_rank_per_shape() first) */
+	time_t now;         /* the date of export */
+};
+
+/*
+ * The C header: provenance in a comment, then "#define PREFIX_NAME value" for
+ * rank 1 and "#define PREFIX_R<r>_NAME value" for rank r > 1, and with
+ * per_shape "#define PREFIX_<SHAPE>_NAME value". Compiles on its own.
+ * 0, or error() (an empty ranking, two macros of the same name).
+ */
+int export_header(const struct ranking *r, const struct export_header_opts *o, struct strbuf *out);
+
+/* The ranking as one JSON document ('tuner top --json'). 0 or error(). */
+int export_json(const struct ranking *r, struct strbuf *out);
+
+/*
+ * Every evaluated variant of a run in the T4 autotuning results format
+ * (AutoTuningAssociation/autotuning_methodology, schemas/T4.json). 0 or error().
+ */
+int export_t4(struct db *db, long long run_id, struct strbuf *out);
+
+/* ------------------------------------------------------------- for cmd-*.c */
+
+/*
+ * Open an existing database for reading out, never creating one, and pick a
+ * run: run_id > 0 that run, else the latest (run may be NULL: no run needed).
+ * 0; 1 after error() when the file does not exist; -1 after error().
+ */
+int export_open(const char *db_path, long long run_id, struct db **db, long long *run);
+
+#endif

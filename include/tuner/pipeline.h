@@ -1,0 +1,121 @@
+/* The evaluation pipeline: candidates through every gate, the compile pool and the GPU (or a replay). */
+#ifndef TUNER_PIPELINE_H
+#define TUNER_PIPELINE_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "tuner/checks.h"
+#include "tuner/compile.h"
+#include "tuner/config.h"
+#include "tuner/db.h"
+#include "tuner/evolve.h"
+#include "tuner/outcome.h"
+#include "tuner/space.h"
+
+struct worker;
+
+/* Per-shape timing of one variant: what fitness is computed from. */
+struct shape_timing {
+	double median_us, ci_lo_us, ci_hi_us, tflops;
+};
+
+/* The result of one candidate. */
+struct evaluation {
+	struct variant va;
+	long long variant_id;
+	char hash[HASH_HEX_LEN];
+	enum outcome outcome;
+	enum gate gate;    /* the gate that rejected it (when outcome != VARIANT_OK) */
+	char reason[512];
+	int reused;        /* this run had evaluated it already (a resume) */
+	int remeasured;    /* shapes answered from earlier measurements (or the replay) */
+	int timed;         /* t[] holds every shape's timing */
+	struct shape_timing t[TUNER_MAX_SHAPES];
+	int ranked;        /* m holds fitness and speedups (timed and the baseline known) */
+	struct member m;
+};
+
+struct pipeline_stats {
+	long long evaluated, reused;
+	long long outcomes[OUTCOME_COUNT];
+	long long gates[GATE_COUNT];   /* rejections per gate */
+	long long compiled;            /* variants whose every spec compiled */
+	long long builds, builds_cached;
+	double compile_seconds; /* summed compile time of fresh builds */
+	double wall_compile;    /* wall time spent waiting on compiles */
+	long long measured;     /* variants sent to the GPU */
+	long long shapes_reused;/* per-shape results answered from the database */
+	double wall_gpu;        /* wall time spent in GPU evaluation */
+	long long sanitized;    /* variants through the dynamic alignment gate */
+	double wall_sanitize;   /* its wall time, sanitize builds included */
+};
+
+struct pipeline {
+	const struct config *cfg;
+	struct db *db;
+	long long run_id;
+	struct compile_pool *pool;
+	struct worker *worker;   /* not owned; NULL: nothing is timed */
+	struct db *replay;       /* not owned; answers instead of compiling and timing */
+	const char *replay_path;
+	char device[128];        /* where measurements come from: "NVIDIA H100 80GB HBM3", "none" */
+	char **options;          /* template_options(cfg, 0) */
+	size_t noptions;
+	char *options_text;      /* space separated, stored with each variant */
+	char **san_options;      /* template_options(cfg, 1) */
+	size_t nsan_options;
+	struct spec specs[TUNER_MAX_SHAPES];
+	size_t nspecs;
+	size_t shape_spec[TUNER_MAX_SHAPES];
+	char shape_dims[TUNER_MAX_SHAPES][128]; /* "B=1,H=8,S=512,D=64" */
+	char *ref_cubin;         /* the problem's reference kernel, built when a worker is attached */
+	char *ref_kernel;
+	int have_baseline;
+	struct shape_timing base[TUNER_MAX_SHAPES];
+	struct pipeline_stats st;
+	/* called after each candidate's verdict; may be NULL */
+	void (*progress)(void *ctx, const struct evaluation *ev);
+	void *progress_ctx;
+};
+
+/* The compile pool and the suite's specialisations; 0 or error(). */
+int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, long long run_id,
+		  const char *cache_dir, int jobs);
+void pipeline_release(struct pipeline *p);
+
+/* Time on the GPU through w (device is its name): builds the reference kernel; 0 or error(). */
+int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *device);
+/*
+ * Answer from another database instead: its measurements on device (what it
+ * recorded as a run's device) and its compile, resource and sanitize verdicts.
+ * A variant it never measured is REJECT_UNMEASURED.
+ */
+void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *path,
+			    const char *device);
+
+/*
+ * Evaluate n candidates of one generation: static gates, compile all
+ * survivors in parallel, build gates, then (with a worker or replay) check and
+ * time each in turn. A variant this run evaluated already is answered from the
+ * database (a resume), and a shape already measured on this device is never
+ * measured again. Every state change is committed as it happens. stop is
+ * polled between GPU evaluations: when it becomes non-zero the function returns
+ * after the one in flight; *done is then the number of leading candidates that
+ * have their verdict. 0, or error() when the evaluation itself failed (the
+ * database, the worker): the run cannot go on.
+ */
+int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
+		      struct evaluation *out, size_t *done, volatile sig_atomic_t *stop);
+
+/*
+ * The dynamic alignment gate on one timed candidate: a TUNER_SANITIZE build,
+ * run once per shape. Rejects ev (REJECT_ALIGN, recorded) when an access was
+ * misaligned. Does nothing without a worker. 0 or error().
+ */
+int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev);
+
+/* "B=1,H=8,S=512,D=64": the shape's dims named in the problem's order. */
+void pipeline_shape_dims(const struct config *cfg, const struct shape *sh, char *out, size_t len);
+
+#endif

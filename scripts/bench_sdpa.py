@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Put a tuner run's kernels next to PyTorch SDPA, timed the same way in one process.
+
+For each shape of the run's suite: the baseline configuration, the fastest configuration
+on that shape, and the run's best by fitness (geometric-mean speedup), loaded from the
+tuner's cubin cache, against SDPA's flash and cuDNN backends. Every kernel is timed
+with BENCH.md's method: CUDA-graph replays of 20 calls, median of 30 samples, divided
+by 20, warm L2, same inputs (fp16, [B, H, S, D], non-causal). Each of our kernels is
+checked against SDPA's math backend before it is timed.
+
+  python3 scripts/bench_sdpa.py --db sweep.db --cache tuner-cache [--json out.json]
+
+Needs torch and cupy (the GPU machine has both). Prints a Markdown table.
+"""
+
+import argparse
+import json
+import math
+import os
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import flash_check as fc  # noqa: E402  (the sidecar reader and the graph timer)
+
+
+def pick(db):
+    """The run, its shapes, and for each shape the variants to time."""
+    run = db.execute("SELECT id, device, shapes, config_path FROM runs WHERE gpu = 1"
+                     " ORDER BY id DESC LIMIT 1").fetchone()
+    if not run:
+        sys.exit("bench_sdpa: no GPU run in the database")
+    run_id, device, shapes, _ = run
+    shapes = json.loads(shapes)
+    base = db.execute("SELECT variant_id FROM population WHERE run_id = ? AND origin = 'baseline'",
+                      (run_id,)).fetchone()
+    best = db.execute("SELECT variant_id, fitness FROM evals WHERE run_id = ? AND outcome = 'ok'"
+                      " AND fitness IS NOT NULL ORDER BY fitness DESC LIMIT 1",
+                      (run_id,)).fetchone()
+    picks = []
+    for sh in shapes:
+        dims = ",".join("%s=%d" % (k, sh[k]) for k in "BHSD")
+        fastest = db.execute("SELECT variant_id, median_us FROM measurements WHERE device = ?"
+                             " AND shape_dims = ? AND outcome = 'ok' AND median_us IS NOT NULL"
+                             " ORDER BY median_us LIMIT 1", (device, dims)).fetchone()
+        picks.append((sh, {"baseline": base[0] if base else None,
+                           "fastest": fastest[0] if fastest else None,
+                           "best": best[0] if best else None}))
+    return run_id, device, picks
+
+
+def params(db, vid):
+    s = db.execute("SELECT params FROM variants WHERE id = ?", (vid,)).fetchone()[0]
+    return {k: int(v) for k, v in (kv.split("=") for kv in s.split(","))}
+
+
+def cubin(db, cache, vid, d):
+    row = db.execute("SELECT key FROM builds WHERE variant_id = ? AND spec = ? AND sanitize = 0"
+                     " AND outcome = 'ok'", (vid, "D=%d" % d)).fetchone()
+    if not row:
+        return None
+    path = os.path.join(cache, row[0] + ".cubin")
+    return path if os.path.exists(path) else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--cache", required=True, help="the tuner's cubin cache (TUNER_CACHE)")
+    ap.add_argument("--sidecar", default=os.path.join(fc.ROOT, "kernels/templates/flash_fwd.yaml"))
+    ap.add_argument("--json", help="also write the numbers here")
+    args = ap.parse_args()
+
+    import cupy as cp
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    db = sqlite3.connect(args.db)
+    side = fc.load_sidecar(args.sidecar)
+    run_id, device, picks = pick(db)
+    timer = fc.Gpu(side)
+    gpu = torch.cuda.get_device_name(0)
+    rows = []
+    for sh, chosen in picks:
+        shape = (sh["B"], sh["H"], sh["S"], sh["D"])
+        g = torch.Generator(device="cuda").manual_seed(1)
+        q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float16)
+                   for _ in range(3))
+        scale = 1.0 / math.sqrt(shape[3])
+        with sdpa_kernel(SDPBackend.MATH):
+            ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                                                   scale=scale)
+        flops = 4.0 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
+        row = {"shape": sh["name"], "dims": shape}
+
+        for backend, key in ((SDPBackend.FLASH_ATTENTION, "sdpa_flash"),
+                             (SDPBackend.CUDNN_ATTENTION, "sdpa_cudnn")):
+            def launch(cs, backend=backend):
+                with sdpa_kernel(backend):
+                    torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
+            try:
+                row[key] = timer.time_graph(launch)
+            except Exception as e:  # a backend that does not support the shape
+                row[key] = None
+                row[key + "_why"] = str(e).split("\n")[0][:120]
+
+        for role, vid in chosen.items():
+            if vid is None:
+                continue
+            cfg = params(db, vid)
+            path = cubin(db, args.cache, vid, shape[3])
+            if not path:
+                row[role] = None
+                row[role + "_why"] = "no cubin in the cache"
+                continue
+            mod = cp.RawModule(path=path)
+            fn = mod.get_function(side["kernel"])
+            env = dict(cfg)
+            env.update(zip("BHSD", shape))
+            smem = fc.eval_expr(side["smem_bytes"], env)
+            grid, block = fc.launch_dims(side, cfg, shape)
+            fn.max_dynamic_shared_size_bytes = smem
+            o = torch.full(shape, float("nan"), device="cuda", dtype=torch.float16)
+            kargs = (cp.from_dlpack(q), cp.from_dlpack(k), cp.from_dlpack(v), cp.from_dlpack(o),
+                     cp.int32(shape[0]), cp.int32(shape[1]), cp.int32(shape[2]),
+                     cp.float32(scale))
+
+            def launch(cs, fn=fn, grid=grid, block=block, smem=smem, kargs=kargs):
+                with cs:
+                    fn(grid, block, kargs, shared_mem=smem)
+            launch(cp.cuda.get_current_stream())
+            torch.cuda.synchronize()
+            err = (o.float() - ref)
+            rel = float(err.norm() / ref.norm())
+            ok = bool(torch.isfinite(o).all()) and rel < 1e-2
+            row[role] = timer.time_graph(launch) if ok else None
+            row[role + "_params"] = ",".join("%s=%d" % kv for kv in cfg.items())
+            row[role + "_rel_l2"] = rel
+        row["tflops_fastest"] = flops / (row["fastest"] * 1e-6) / 1e12 if row.get("fastest") else None
+        rows.append(row)
+
+    def f(x):
+        return "%.2f" % x if x else "-"
+
+    print("GPU: %s; run %d of %s; BENCH.md method (graph of 20 calls, median of 30, warm)" %
+          (gpu, run_id, args.db))
+    print()
+    print("| shape (B,H,S,D) | baseline µs | fastest µs | TFLOP/s | best-fitness µs | SDPA flash µs"
+          " | SDPA cuDNN µs | fastest vs flash | fastest vs cuDNN |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        vs_f = r["sdpa_flash"] / r["fastest"] if r.get("fastest") and r.get("sdpa_flash") else None
+        vs_c = r["sdpa_cudnn"] / r["fastest"] if r.get("fastest") and r.get("sdpa_cudnn") else None
+        print("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["shape"], "(%d,%d,%d,%d)" % tuple(r["dims"]), f(r.get("baseline")),
+            f(r.get("fastest")), f(r.get("tflops_fastest")), f(r.get("best")),
+            f(r.get("sdpa_flash")), f(r.get("sdpa_cudnn")),
+            "%.2fx" % vs_f if vs_f else "-", "%.2fx" % vs_c if vs_c else "-"))
+    print()
+    for r in rows:
+        print("- %s: fastest %s; best-fitness %s" % (r["shape"], r.get("fastest_params", "-"),
+                                                     r.get("best_params", "-")))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"gpu": gpu, "run": run_id, "rows": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

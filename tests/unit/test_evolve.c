@@ -1,0 +1,889 @@
+/* Unit tests for the search strategies and the elite admission rule, on a synthetic landscape. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/evolve.h"
+
+/* ------------------------------------------------ synthetic landscape */
+
+/*
+ * Four params, 8 x 8 x 8 x 4 = 2048 points, two shapes (N = 128 and N = 96).
+ * Valid: A * C <= 4096, C <= N on every shape (so C <= 96), (B + D) % 5 != 0.
+ * Performance is unimodal and separable in the domain indices, with its single
+ * optimum at A=16 B=5 C=64 D=3; every step towards it gains more than 5%.
+ */
+#define NA    8
+#define NB    8
+#define NC    8
+#define ND    4
+#define SPACE (NA * NB * NC * ND)
+
+static long long dom_a[NA] = {1, 2, 4, 8, 16, 32, 64, 128};
+static long long dom_b[NB] = {0, 1, 2, 3, 4, 5, 6, 7};
+static long long dom_c[NC] = {16, 32, 48, 64, 80, 96, 112, 128};
+static long long dom_d[ND] = {1, 2, 3, 4};
+static const int opt_idx[4] = {4, 5, 3, 2};
+
+static const char *const syn_dims[] = {"N"};
+static const struct problem syn_problem = {.name = "synthetic", .dims = syn_dims, .ndims = 1};
+
+static const char *const syn_constraints[] = {"A * C <= 4096", "C <= N", "(B + D) % 5 != 0"};
+
+static struct config cfg;
+
+static void config_build(void)
+{
+	static const char *const names[] = {"A", "B", "C", "D"};
+	long long *doms[] = {dom_a, dom_b, dom_c, dom_d};
+	size_t sizes[] = {NA, NB, NC, ND};
+	struct expr_err err;
+	size_t i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fam.name = "synthetic";
+	cfg.fam.problem = &syn_problem;
+	cfg.fam.nparams = 4;
+	for (i = 0; i < 4; i++) {
+		cfg.fam.params[i].name = (char *)names[i];
+		cfg.fam.params[i].values = doms[i];
+		cfg.fam.params[i].nvalues = sizes[i];
+	}
+	cfg.fam.constraints = calloc(ARRAY_SIZE(syn_constraints), sizeof(*cfg.fam.constraints));
+	assert_non_null(cfg.fam.constraints);
+	for (i = 0; i < ARRAY_SIZE(syn_constraints); i++) {
+		cfg.fam.constraints[i].e = expr_parse(syn_constraints[i], &err);
+		if (!cfg.fam.constraints[i].e)
+			fail_msg("cannot parse '%s': %s", syn_constraints[i], err.msg);
+	}
+	cfg.fam.nconstraints = ARRAY_SIZE(syn_constraints);
+	/* baseline A=4 B=1 C=32 D=1: valid, far from the optimum */
+	cfg.fam.baseline[0] = 4;
+	cfg.fam.baseline[1] = 1;
+	cfg.fam.baseline[2] = 32;
+	cfg.fam.baseline[3] = 1;
+	cfg.shapes[0].name = "wide";
+	cfg.shapes[0].dims[0] = 128;
+	cfg.shapes[1].name = "narrow";
+	cfg.shapes[1].dims[0] = 96;
+	cfg.nshapes = 2;
+	cfg.elite = 3;
+	cfg.margin = 0.03;
+	cfg.population = 16;
+	cfg.strategy = "evolve";
+}
+
+static int setup(void **state)
+{
+	config_build();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < cfg.fam.nconstraints; i++)
+		expr_free(cfg.fam.constraints[i].e);
+	free(cfg.fam.constraints);
+	set_error_routine(NULL);
+	return 0;
+}
+
+static int index_of(const long long *dom, size_t n, long long v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (dom[i] == v)
+			return (int)i;
+	return -1;
+}
+
+/* Domain indices of va; 0 when a value lies outside its domain. */
+static int indices(const struct variant *va, int idx[4])
+{
+	idx[0] = index_of(dom_a, NA, va->v[0]);
+	idx[1] = index_of(dom_b, NB, va->v[1]);
+	idx[2] = index_of(dom_c, NC, va->v[2]);
+	idx[3] = index_of(dom_d, ND, va->v[3]);
+	return idx[0] >= 0 && idx[1] >= 0 && idx[2] >= 0 && idx[3] >= 0;
+}
+
+/* The point's index in space_point order (last param fastest), -1 outside the domain. */
+static int point_index(const struct variant *va)
+{
+	int idx[4];
+
+	if (!indices(va, idx))
+		return -1;
+	return ((idx[0] * NB + idx[1]) * NC + idx[2]) * ND + idx[3];
+}
+
+static void point_at(int index, struct variant *va)
+{
+	memset(va, 0, sizeof(*va));
+	va->v[3] = dom_d[index % ND];
+	index /= ND;
+	va->v[2] = dom_c[index % NC];
+	index /= NC;
+	va->v[1] = dom_b[index % NB];
+	index /= NB;
+	va->v[0] = dom_a[index];
+}
+
+/* The constraints again, written in C: an independent check of what the search proposes. */
+static int valid(const struct variant *va)
+{
+	return va->v[0] * va->v[2] <= 4096 && va->v[2] <= 96 && (va->v[1] + va->v[3]) % 5 != 0;
+}
+
+static void baseline_va(struct variant *va)
+{
+	memset(va, 0, sizeof(*va));
+	memcpy(va->v, cfg.fam.baseline, 4 * sizeof(long long));
+}
+
+static int is_optimum(const struct variant *va)
+{
+	int idx[4];
+
+	return indices(va, idx) && idx[0] == opt_idx[0] && idx[1] == opt_idx[1] &&
+	       idx[2] == opt_idx[2] && idx[3] == opt_idx[3];
+}
+
+static double perf(const struct variant *va)
+{
+	double p = 1;
+	int idx[4], i;
+
+	assert_true(indices(va, idx));
+	for (i = 0; i < 4; i++)
+		p /= 1 + 0.1 * abs(idx[i] - opt_idx[i]);
+	return p;
+}
+
+/* What the pipeline would measure: speedups over the baseline with a +-1% interval. */
+static void measure(const struct variant *va, struct member *m)
+{
+	struct variant base;
+	double ratio, logsum = 0;
+	size_t i;
+
+	baseline_va(&base);
+	ratio = perf(va) / perf(&base);
+	memset(m, 0, sizeof(*m));
+	m->va = *va;
+	m->id = point_index(va);
+	m->nshapes = 2;
+	for (i = 0; i < 2; i++) {
+		m->speedup[i] = i ? pow(ratio, 1.1) : ratio;
+		m->speedup_lo[i] = m->speedup[i] * 0.99;
+		m->speedup_hi[i] = m->speedup[i] * 1.01;
+		logsum += log(m->speedup[i]);
+	}
+	m->fitness = exp(logsum / 2);
+	m->fitness_lo = m->fitness * 0.99;
+	m->fitness_hi = m->fitness * 1.01;
+}
+
+/* The database, as far as the search sees it: which points were evaluated or proposed. */
+struct fake_db {
+	unsigned char seen[SPACE];
+	int calls;
+};
+
+static int db_seen(void *ctx, const struct variant *va)
+{
+	struct fake_db *db = ctx;
+	int i = point_index(va);
+
+	db->calls++;
+	return i >= 0 && db->seen[i];
+}
+
+/* Gate (the constraints) and measure one candidate, then tell the search. */
+static void evaluate(struct search *s, struct fake_db *db, const struct candidate *c)
+{
+	struct member m;
+	int i = point_index(&c->va);
+
+	assert_true(i >= 0);
+	assert_false(db->seen[i]);
+	db->seen[i] = 1;
+	if (!valid(&c->va)) {
+		search_observe(s, &c->va, NULL);
+		return;
+	}
+	measure(&c->va, &m);
+	search_observe(s, &c->va, &m);
+}
+
+static int count_valid(void)
+{
+	struct variant va;
+	int i, n = 0;
+
+	for (i = 0; i < SPACE; i++) {
+		point_at(i, &va);
+		n += valid(&va);
+	}
+	return n;
+}
+
+/*
+ * Run a strategy until it proposes the optimum; the number of evaluations
+ * that took (the optimum's included), or budget + 1 if it did not within budget.
+ */
+static int evaluations_to_optimum(const char *strategy, unsigned long long seed, int budget)
+{
+	struct candidate cands[16];
+	struct fake_db *db = calloc(1, sizeof(*db));
+	struct search *s = search_new(&cfg, strategy, seed);
+	int gen, evals = 0;
+	size_t i, n;
+
+	assert_non_null(db);
+	assert_non_null(s);
+	for (gen = 0; evals < budget; gen++) {
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, db);
+		if (!n)
+			break;
+		for (i = 0; i < n && evals < budget; i++) {
+			evals++;
+			if (is_optimum(&cands[i].va))
+				goto out;
+			evaluate(s, db, &cands[i]);
+		}
+	}
+	evals = budget + 1;
+out:
+	search_free(s);
+	free(db);
+	return evals;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* ----------------------------------------------------------- exhaustive */
+
+/* Every point of the declared space exactly once (baseline first), then nothing. */
+static void test_exhaustive_every_point_once(void **state)
+{
+	struct candidate cands[7];
+	struct fake_db db;
+	struct search *s = search_new(&cfg, "exhaustive", 1);
+	struct variant va;
+	int count[SPACE] = {0}, order[SPACE], total = 0, gen, i;
+	size_t j, n;
+
+	memset(&db, 0, sizeof(db));
+	for (gen = 0; gen < 1000; gen++) {
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, &db);
+		if (!n)
+			break;
+		assert_true(n <= ARRAY_SIZE(cands));
+		for (j = 0; j < n; j++) {
+			i = point_index(&cands[j].va);
+			assert_true(i >= 0);
+			assert_int_equal(cands[j].origin, total ? ORIGIN_SWEEP : ORIGIN_BASELINE);
+			assert_int_equal(cands[j].parent_a, -1);
+			assert_int_equal(cands[j].parent_b, -1);
+			order[total++] = i;
+			count[i]++;
+		}
+	}
+	assert_int_equal(total, SPACE);
+	for (i = 0; i < SPACE; i++)
+		assert_int_equal(count[i], 1);
+	baseline_va(&va);
+	assert_int_equal(order[0], point_index(&va));
+	/* the rest in space_point order */
+	for (i = 2; i < SPACE; i++)
+		assert_true(order[i] > order[i - 1]);
+	assert_int_equal(search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, &db), 0);
+	search_free(s);
+}
+
+/* A sweep resumed against a database skips what it already holds. */
+static void test_exhaustive_skips_seen(void **state)
+{
+	struct candidate cands[64];
+	struct fake_db db;
+	struct search *s = search_new(&cfg, "exhaustive", 1);
+	int total = 0, i, gen;
+	size_t j, n;
+
+	memset(&db, 0, sizeof(db));
+	for (i = 0; i < SPACE; i += 2)
+		db.seen[i] = 1;
+	for (gen = 0; (n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, &db)); gen++)
+		for (j = 0; j < n; j++) {
+			i = point_index(&cands[j].va);
+			assert_int_equal(i % 2, 1);
+			assert_false(db.seen[i]);
+			db.seen[i] = 1;
+			total++;
+		}
+	assert_int_equal(total, SPACE / 2);
+	search_free(s);
+}
+
+/* --------------------------------------------------------------- random */
+
+/* Valid on every shape, never seen, never twice, and in the end every valid unseen point. */
+static void test_random_valid_and_unseen(void **state)
+{
+	struct candidate cands[5];
+	struct fake_db db;
+	struct search *s = search_new(&cfg, "random", 7);
+	struct variant va;
+	int proposed[SPACE] = {0}, total = 0, expect = 0, i, gen;
+	size_t j, n;
+
+	memset(&db, 0, sizeof(db));
+	for (i = 0; i < SPACE; i += 3)
+		db.seen[i] = 1;
+	for (i = 0; i < SPACE; i++) {
+		point_at(i, &va);
+		expect += valid(&va) && !db.seen[i];
+	}
+	for (gen = 0; gen < 10000; gen++) {
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, &db);
+		if (!n)
+			break;
+		for (j = 0; j < n; j++) {
+			i = point_index(&cands[j].va);
+			assert_true(i >= 0);
+			assert_false(db.seen[i]);
+			assert_false(proposed[i]);
+			proposed[i] = 1;
+			if (cands[j].origin == ORIGIN_BASELINE) {
+				assert_int_equal(total, 0);
+			} else {
+				assert_int_equal(cands[j].origin, ORIGIN_RANDOM);
+				/* C <= 96 comes from the shape N = 96: every shape counts */
+				assert_true(valid(&cands[j].va));
+			}
+			total++;
+			/* the search hears back only about some of them */
+			if (gen % 2)
+				evaluate(s, &db, &cands[j]);
+		}
+	}
+	assert_true(gen < 10000);
+	/* the baseline (valid, not seen) is one of them */
+	baseline_va(&va);
+	assert_true(proposed[point_index(&va)]);
+	assert_int_equal(total, expect);
+	search_free(s);
+}
+
+/* Random draws are spread over the space, not a scan in disguise. */
+static void test_random_is_spread(void **state)
+{
+	struct candidate cands[40];
+	struct search *s = search_new(&cfg, "random", 3);
+	int a_seen[NA] = {0}, idx[4], distinct = 0;
+	size_t j, n;
+
+	n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+	assert_int_equal(n, ARRAY_SIZE(cands));
+	for (j = 1; j < n; j++) {
+		assert_true(indices(&cands[j].va, idx));
+		if (!a_seen[idx[0]]++)
+			distinct++;
+	}
+	/* A has 8 values, all allowed with some C: 39 uniform draws reach at least 5 */
+	assert_true(distinct >= 5);
+	search_free(s);
+}
+
+/* ------------------------------------------------------------ evolution */
+
+/* On a single-optimum landscape evolution needs far fewer evaluations than the space has. */
+static void test_evolve_finds_optimum(void **state)
+{
+	enum { SEEDS = 15, BUDGET = 1500 };
+	int evo[SEEDS], rnd[SEEDS], i, nvalid = count_valid();
+	double evo_mean = 0, rnd_mean = 0;
+
+	for (i = 0; i < SEEDS; i++) {
+		evo[i] = evaluations_to_optimum("evolve", 100 + (unsigned long long)i, BUDGET);
+		rnd[i] = evaluations_to_optimum("random", 100 + (unsigned long long)i, BUDGET);
+		evo_mean += evo[i];
+		rnd_mean += rnd[i];
+	}
+	evo_mean /= SEEDS;
+	rnd_mean /= SEEDS;
+	qsort(evo, SEEDS, sizeof(int), int_cmp);
+	qsort(rnd, SEEDS, sizeof(int), int_cmp);
+	print_message("valid points %d of %d; evaluations to the optimum: evolve median %d mean "
+	              "%.1f, random median %d mean %.1f\n",
+	              nvalid, SPACE, evo[SEEDS / 2], evo_mean, rnd[SEEDS / 2], rnd_mean);
+	/* far fewer than the space: a fifth of the valid points at most */
+	assert_true(evo[SEEDS / 2] * 5 < nvalid);
+	assert_true(evo[SEEDS - 1] <= BUDGET);
+	/* and clearly better than random search on average */
+	assert_true(evo_mean * 1.5 < rnd_mean);
+}
+
+/* Observe the synthetic measurements of everything proposed; fill log with the proposals. */
+static size_t run_logged(unsigned long long seed, int gens, struct candidate *log, size_t cap)
+{
+	struct candidate cands[16];
+	struct fake_db *db = calloc(1, sizeof(*db));
+	struct search *s = search_new(&cfg, "evolve", seed);
+	size_t total = 0, i, n;
+	int gen;
+
+	assert_non_null(db);
+	for (gen = 0; gen < gens; gen++) {
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, db);
+		for (i = 0; i < n; i++) {
+			assert_true(total < cap);
+			log[total++] = cands[i];
+			evaluate(s, db, &cands[i]);
+		}
+	}
+	search_free(s);
+	free(db);
+	return total;
+}
+
+/* The same seed and the same observations give the same proposals; another seed does not. */
+static void test_evolve_deterministic(void **state)
+{
+	static struct candidate a[200], b[200], c[200];
+	size_t na = run_logged(42, 8, a, ARRAY_SIZE(a));
+	size_t nb = run_logged(42, 8, b, ARRAY_SIZE(b));
+	size_t nc = run_logged(43, 8, c, ARRAY_SIZE(c));
+	size_t i, differ = 0;
+
+	assert_int_equal(na, 8 * 16);
+	assert_int_equal(na, nb);
+	for (i = 0; i < na; i++) {
+		assert_memory_equal(&a[i].va, &b[i].va, sizeof(a[i].va));
+		assert_int_equal(a[i].origin, b[i].origin);
+		assert_int_equal(a[i].parent_a, b[i].parent_a);
+		assert_int_equal(a[i].parent_b, b[i].parent_b);
+	}
+	assert_int_equal(nc, na);
+	for (i = 1; i < 16; i++)
+		differ += memcmp(&a[i].va, &c[i].va, sizeof(a[i].va)) != 0;
+	assert_true(differ > 8);
+}
+
+/* A search rebuilt from the recorded evaluations proposes what the uninterrupted one would have. */
+static void test_resume_reproduces(void **state)
+{
+	static struct candidate log[5 * 16];
+	struct candidate cands[16], again[16];
+	struct fake_db *db = calloc(1, sizeof(*db)), *db2 = calloc(1, sizeof(*db2));
+	struct search *s = search_new(&cfg, "evolve", 11), *r;
+	size_t total = 0, i, n, n2;
+	struct member m;
+	int gen;
+
+	assert_non_null(db);
+	assert_non_null(db2);
+	for (gen = 0; gen < 5; gen++) {
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, db);
+		for (i = 0; i < n; i++) {
+			log[total++] = cands[i];
+			evaluate(s, db, &cands[i]);
+		}
+	}
+	/* the resumed process: a fresh search told every evaluation again, in order */
+	r = search_new(&cfg, "evolve", 11);
+	for (i = 0; i < total; i++) {
+		db2->seen[point_index(&log[i].va)] = 1;
+		if (valid(&log[i].va)) {
+			measure(&log[i].va, &m);
+			search_observe(r, &log[i].va, &m);
+		} else {
+			search_observe(r, &log[i].va, NULL);
+		}
+	}
+	n = search_propose(s, 5, cands, ARRAY_SIZE(cands), db_seen, db);
+	n2 = search_propose(r, 5, again, ARRAY_SIZE(again), db_seen, db2);
+	assert_int_equal(n, ARRAY_SIZE(cands));
+	assert_int_equal(n2, n);
+	for (i = 0; i < n; i++) {
+		assert_memory_equal(&cands[i].va, &again[i].va, sizeof(cands[i].va));
+		assert_int_equal(cands[i].origin, again[i].origin);
+	}
+	search_free(s);
+	search_free(r);
+	free(db);
+	free(db2);
+}
+
+/* Build an elite of the baseline, one point at the edges of A and D, and one in the middle. */
+static struct search *search_with_elite(unsigned long long seed)
+{
+	static const long long pts[][4] = {{4, 1, 32, 1}, {1, 3, 48, 4}, {16, 4, 64, 2}};
+	struct search *s = search_new(&cfg, "evolve", seed);
+	struct variant va;
+	struct member m;
+	size_t i;
+
+	assert_non_null(s);
+	for (i = 0; i < ARRAY_SIZE(pts); i++) {
+		memset(&va, 0, sizeof(va));
+		memcpy(va.v, pts[i], sizeof(pts[i]));
+		assert_true(valid(&va));
+		measure(&va, &m);
+		/* the elite holds all three whatever their fitness, none regresses twice */
+		m.speedup_hi[0] = m.speedup_hi[1] = 2;
+		assert_int_equal(search_observe(s, &va, &m), 1);
+	}
+	return s;
+}
+
+/* Mutants step one param to a neighbouring domain value; crossovers mix their parents; all valid.
+ */
+static void test_mutation_stays_in_domain(void **state)
+{
+	struct candidate cands[16];
+	const struct member *elite[3];
+	struct search *s = search_with_elite(5);
+	struct fake_db db;
+	int mutants = 0, crosses = 0, gen, idx[4], pidx[4], k, changed, picked[3] = {0};
+	size_t i, n;
+
+	memset(&db, 0, sizeof(db));
+	for (gen = 1; gen < 4; gen++) {
+		assert_int_equal(search_elite(s, elite, 3), 3);
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, &db);
+		assert_true(n > 0);
+		for (i = 0; i < n; i++) {
+			const struct candidate *c = &cands[i];
+			int bad = -1;
+
+			assert_true(space_in_domain(&cfg.fam, &c->va, &bad));
+			assert_true(indices(&c->va, idx));
+			assert_true(valid(&c->va));
+			if (c->origin == ORIGIN_MUTATION || c->origin == ORIGIN_CROSSOVER)
+				picked[c->parent_a]++;
+			if (c->origin == ORIGIN_MUTATION) {
+				mutants++;
+				assert_in_range(c->parent_a, 0, 2);
+				assert_int_equal(c->parent_b, -1);
+				assert_true(indices(&elite[c->parent_a]->va, pidx));
+				for (k = 0, changed = 0; k < 4; k++) {
+					if (idx[k] == pidx[k])
+						continue;
+					changed++;
+					assert_int_equal(abs(idx[k] - pidx[k]), 1);
+				}
+				assert_int_equal(changed, 1);
+			} else if (c->origin == ORIGIN_CROSSOVER) {
+				crosses++;
+				assert_in_range(c->parent_a, 0, 2);
+				assert_in_range(c->parent_b, 0, 2);
+				assert_int_not_equal(c->parent_a, c->parent_b);
+				for (k = 0; k < 4; k++)
+					assert_true(c->va.v[k] == elite[c->parent_a]->va.v[k] ||
+					            c->va.v[k] == elite[c->parent_b]->va.v[k]);
+			} else {
+				assert_int_equal(c->origin, ORIGIN_RANDOM);
+			}
+			/* rejected by a later gate: the elite stays as it is */
+			db.seen[point_index(&c->va)] = 1;
+			search_observe(s, &c->va, NULL);
+		}
+	}
+	assert_true(mutants > 10);
+	assert_true(crosses > 0);
+	/* tournament selection: the best member breeds more often than the weakest */
+	assert_true(picked[0] > picked[2]);
+	search_free(s);
+}
+
+/* Once the elite's neighbourhood is spent, breeding tops up with random configurations. */
+static void test_breeding_runs_dry(void **state)
+{
+	struct candidate cands[16];
+	struct search *s = search_with_elite(9);
+	struct fake_db db;
+	int gen, randoms = 0, bred = 0;
+	size_t i, n;
+
+	memset(&db, 0, sizeof(db));
+	for (gen = 1; gen < 12; gen++) {
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, &db);
+		assert_int_equal(n, ARRAY_SIZE(cands));
+		for (i = 0; i < n; i++) {
+			if (cands[i].origin == ORIGIN_RANDOM)
+				randoms++;
+			else
+				bred++;
+			db.seen[point_index(&cands[i].va)] = 1;
+		}
+	}
+	assert_true(bred > 0);
+	assert_true(randoms > 0);
+	search_free(s);
+}
+
+/* ------------------------------------------------------------ admission */
+
+static struct member mk(double fit, double lo, double hi)
+{
+	static long long next = 1;
+	struct member m;
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	m.va.v[0] = next++;
+	m.fitness = fit;
+	m.fitness_lo = lo;
+	m.fitness_hi = hi;
+	m.nshapes = 3;
+	for (i = 0; i < 3; i++) {
+		m.speedup[i] = fit;
+		m.speedup_lo[i] = lo;
+		m.speedup_hi[i] = hi > 1.0 ? hi : 1.0;
+	}
+	return m;
+}
+
+static void test_admit_not_full(void **state)
+{
+	struct member base = mk(1, 0.99, 1.01), a = mk(1.2, 1.19, 1.21), cand = mk(0.95, 0.9, 1.0);
+	const struct member *elite[] = {&a, &base};
+	char why[256];
+
+	/* worse than the best, even slower than the baseline on one shape: there is room */
+	cand.speedup_hi[1] = 0.97;
+	assert_int_equal(evolve_admits(elite, 2, 3, &cand, &base, 0.03, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "2 of 3"));
+}
+
+static void test_admit_not_full_but_regresses_twice(void **state)
+{
+	struct member base = mk(1, 0.99, 1.01), cand = mk(1.3, 1.2, 1.4);
+	const struct member *elite[] = {&base};
+	char why[256];
+
+	/* a higher geo-mean bought with two slower shapes */
+	cand.speedup[0] = 3;
+	cand.speedup_hi[0] = 3.1;
+	cand.speedup[1] = 0.9;
+	cand.speedup_hi[1] = 0.95;
+	cand.speedup[2] = 0.8;
+	cand.speedup_hi[2] = 0.85;
+	assert_int_equal(evolve_admits(elite, 1, 3, &cand, &base, 0.03, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "regresses against the baseline on 2 shapes"));
+	assert_non_null(strstr(why, "shape 1"));
+	assert_non_null(strstr(why, "shape 2"));
+}
+
+static void test_admit_full_better_beyond_noise(void **state)
+{
+	struct member base = mk(1, 0.99, 1.01), a = mk(1.5, 1.48, 1.52), b = mk(1.2, 1.18, 1.22);
+	struct member cand = mk(1.3, 1.27, 1.33);
+	/* not sorted: the weakest is found whatever the order */
+	const struct member *elite[] = {&b, &base, &a};
+	char why[256];
+
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, &base, 0.03, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "admitted"));
+	assert_non_null(strstr(why, "1.000"));
+}
+
+static void test_admit_full_better_within_noise(void **state)
+{
+	struct member a = mk(1.5, 1.48, 1.52), b = mk(1.3, 1.29, 1.31), w = mk(1.0, 0.9, 1.1);
+	struct member cand = mk(1.12, 1.08, 1.16);
+	const struct member *elite[] = {&a, &b, &w};
+	char why[256];
+
+	/* 12% better than the weakest, but [1.08, 1.16] overlaps its noisy [0.9, 1.1] */
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, NULL, 0.03, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "within noise"));
+	/* the same fitness measured more tightly gets in */
+	cand.fitness_lo = 1.11;
+	cand.fitness_hi = 1.13;
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, NULL, 0.03, why, sizeof(why)), 1);
+}
+
+static void test_admit_full_below_margin(void **state)
+{
+	struct member a = mk(1.5, 1.49, 1.51), b = mk(1.2, 1.199, 1.201), c = mk(1.0, 0.999, 1.001);
+	struct member cand = mk(1.02, 1.019, 1.021);
+	const struct member *elite[] = {&a, &b, &c};
+	char why[256];
+
+	/* 2% better, far beyond its tiny noise, but the margin is 3% */
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, NULL, 0.03, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "3% margin"));
+	/* a 1% margin lets it in */
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, NULL, 0.01, why, sizeof(why)), 1);
+}
+
+static void test_admit_full_better_but_regresses_twice(void **state)
+{
+	struct member base = mk(1, 0.99, 1.01), a = mk(1.5, 1.48, 1.52), b = mk(1.2, 1.18, 1.22);
+	struct member cand = mk(2.0, 1.95, 2.05);
+	const struct member *elite[] = {&a, &b, &base};
+	char why[256];
+
+	cand.speedup_hi[0] = 0.99;
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, &base, 0.03, why, sizeof(why)), 1);
+	cand.speedup_hi[2] = 0.5;
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, &base, 0.03, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "regresses"));
+	/* slower, but within noise (speedup_hi >= 1), is not a regression */
+	cand.speedup[0] = cand.speedup[2] = 0.98;
+	cand.speedup_hi[0] = cand.speedup_hi[2] = 1.0;
+	assert_int_equal(evolve_admits(elite, 3, 3, &cand, &base, 0.03, why, sizeof(why)), 1);
+}
+
+static void test_admit_baseline(void **state)
+{
+	struct member base = mk(1, 0.99, 1.01), a = mk(1.5, 1.48, 1.52), b = mk(1.4, 1.38, 1.42);
+	struct member c = mk(1.3, 1.28, 1.32), copy;
+	const struct member *elite[] = {&a, &b, &c};
+	char why[256];
+
+	assert_int_equal(evolve_admits(NULL, 0, 3, &base, &base, 0.03, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "baseline"));
+	/* recognised by its configuration, even in a full elite of better members */
+	copy = base;
+	assert_int_equal(evolve_admits(elite, 3, 3, &copy, &base, 0.03, why, sizeof(why)), 1);
+	/* without the baseline rule the same member would be refused */
+	assert_int_equal(evolve_admits(elite, 3, 3, &copy, NULL, 0.03, why, sizeof(why)), 0);
+	/* NaN fitness never enters */
+	c.fitness = NAN;
+	assert_int_equal(evolve_admits(elite, 1, 3, &c, &base, 0.03, NULL, 0), 0);
+}
+
+/* Through the search: K members at most, best first, the weakest replaced, rejects ignored. */
+static void test_observe_keeps_elite(void **state)
+{
+	struct search *s = search_new(&cfg, "evolve", 1);
+	const struct member *elite[4];
+	struct variant va;
+	struct member m;
+	static const int pts[] = {-1, 10, 20, 30, 40};
+	static const double fit[] = {1.0, 1.2, 1.1, 1.05, 1.3};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(pts); i++) {
+		if (pts[i] < 0)
+			baseline_va(&va);
+		else
+			point_at(pts[i], &va);
+		memset(&m, 0, sizeof(m));
+		m.va = va;
+		m.fitness = fit[i];
+		m.fitness_lo = fit[i] - 0.01;
+		m.fitness_hi = fit[i] + 0.01;
+		m.nshapes = 2;
+		m.speedup[0] = m.speedup[1] = m.speedup_hi[0] = m.speedup_hi[1] = fit[i];
+		assert_int_equal(search_observe(s, &va, &m), 1);
+	}
+	assert_int_equal(search_elite(s, elite, 4), 3);
+	/* the baseline, 1.2 and 1.1 filled it; 1.05 (>= 1.03) replaced the baseline, then 1.3 it */
+	assert_true(elite[0]->fitness == 1.3);
+	assert_true(elite[1]->fitness == 1.2);
+	assert_true(elite[2]->fitness == 1.1);
+	assert_non_null(strstr(search_last_why(s), "admitted"));
+	/* a rejected variant does not enter */
+	point_at(50, &va);
+	assert_int_equal(search_observe(s, &va, NULL), 0);
+	assert_int_equal(search_elite(s, elite, 4), 3);
+	search_free(s);
+}
+
+/* Equal fitness is ordered by variant, not by arrival. */
+static void test_elite_ties_by_variant(void **state)
+{
+	struct search *s1 = search_new(&cfg, "evolve", 1), *s2 = search_new(&cfg, "evolve", 1);
+	const struct member *e1[3], *e2[3];
+	struct variant va[2];
+	struct member m;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		point_at(100 + 50 * i, &va[i]);
+	memset(&m, 0, sizeof(m));
+	m.fitness = m.fitness_lo = m.fitness_hi = 1.1;
+	m.nshapes = 1;
+	m.speedup_hi[0] = 1.1;
+	search_observe(s1, &va[0], &m);
+	search_observe(s1, &va[1], &m);
+	search_observe(s2, &va[1], &m);
+	search_observe(s2, &va[0], &m);
+	assert_int_equal(search_elite(s1, e1, 3), 2);
+	assert_int_equal(search_elite(s2, e2, 3), 2);
+	for (i = 0; i < 2; i++)
+		assert_memory_equal(&e1[i]->va, &e2[i]->va, sizeof(struct variant));
+	search_free(s1);
+	search_free(s2);
+}
+
+/* ----------------------------------------------------------- interface */
+
+static char captured[512];
+
+static void capture(const char *prefix, const char *msg)
+{
+	snprintf(captured, sizeof(captured), "%s%s", prefix, msg);
+}
+
+static void test_unknown_strategy(void **state)
+{
+	set_error_routine(capture);
+	assert_null(search_new(&cfg, "anneal", 1));
+	set_error_routine(NULL);
+	assert_non_null(strstr(captured, "unknown strategy 'anneal'"));
+}
+
+static void test_origin_names(void **state)
+{
+	assert_string_equal(evolve_origin_name(ORIGIN_BASELINE), "baseline");
+	assert_string_equal(evolve_origin_name(ORIGIN_MUTATION), "mutation");
+	assert_string_equal(evolve_origin_name(ORIGIN_CROSSOVER), "crossover");
+	assert_string_equal(evolve_origin_name(ORIGIN_SWEEP), "sweep");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_exhaustive_every_point_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exhaustive_skips_seen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_random_valid_and_unseen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_random_is_spread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_finds_optimum, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_deterministic, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_resume_reproduces, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mutation_stays_in_domain, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_breeding_runs_dry, setup, teardown),
+	    cmocka_unit_test(test_admit_not_full),
+	    cmocka_unit_test(test_admit_not_full_but_regresses_twice),
+	    cmocka_unit_test(test_admit_full_better_beyond_noise),
+	    cmocka_unit_test(test_admit_full_better_within_noise),
+	    cmocka_unit_test(test_admit_full_below_margin),
+	    cmocka_unit_test(test_admit_full_better_but_regresses_twice),
+	    cmocka_unit_test(test_admit_baseline),
+	    cmocka_unit_test_setup_teardown(test_observe_keeps_elite, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_elite_ties_by_variant, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
+	    cmocka_unit_test(test_origin_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

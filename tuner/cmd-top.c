@@ -1,0 +1,180 @@
+/* tuner top: rank a run's elite by geometric-mean speedup, as a table or JSON. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/cmd.h"
+#include "tuner/common.h"
+#include "tuner/db.h"
+#include "tuner/export.h"
+
+static int parse_positive(const char *flag, const char *s, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	if (errno || end == s || *end || *out < 1)
+		return error("%s needs a positive integer, got '%s'", flag, s);
+	return 0;
+}
+
+/* printf("%*.*f") of v, or "-" in the same width when it is NAN. */
+static void print_num(int width, int prec, double v, const char *suffix)
+{
+	char buf[64];
+
+	if (isfinite(v))
+		snprintf(buf, sizeof(buf), "%.*f%s", prec, v, suffix);
+	else
+		snprintf(buf, sizeof(buf), "-");
+	printf("%*s", width, buf);
+}
+
+static void print_interval(int width, int prec, double lo, double hi)
+{
+	char buf[96];
+
+	if (isfinite(lo) && isfinite(hi))
+		snprintf(buf, sizeof(buf), "[%.*f, %.*f]", prec, lo, prec, hi);
+	else
+		snprintf(buf, sizeof(buf), "-");
+	printf("%-*s", width, buf);
+}
+
+static void print_timings(const struct ranking *r, const struct export_timing *t)
+{
+	int wn = (int)strlen("shape"), wd = (int)strlen("dims");
+	size_t i;
+
+	for (i = 0; i < r->nshapes; i++) {
+		if ((int)strlen(r->shapes[i].name) > wn)
+			wn = (int)strlen(r->shapes[i].name);
+		if ((int)strlen(r->shapes[i].dims) > wd)
+			wd = (int)strlen(r->shapes[i].dims);
+	}
+	printf("        %-*s  %-*s  %10s  %-22s  %8s  %8s\n", wn, "shape", wd, "dims", "median us",
+	       "95% interval us", "TFLOP/s", "speedup");
+	for (i = 0; i < r->nshapes; i++) {
+		printf("        %-*s  %-*s  ", wn, r->shapes[i].name, wd, r->shapes[i].dims);
+		print_num(10, 2, t[i].median_us, "");
+		printf("  ");
+		print_interval(22, 2, t[i].ci_lo_us, t[i].ci_hi_us);
+		printf("  ");
+		print_num(8, 2, t[i].tflops, "");
+		printf("  ");
+		print_num(8, 3, t[i].speedup, "x");
+		printf("\n");
+	}
+}
+
+static void print_table(const struct ranking *r, size_t k)
+{
+	size_t i;
+
+	printf("run %lld: %s on %s (%s), %zu shape%s", r->run.id, r->run.template_name,
+	       r->run.device, r->run.arch, r->nshapes, r->nshapes == 1 ? "" : "s");
+	if (r->elite_generation >= 0)
+		printf(", elite of generation %d", r->elite_generation);
+	printf("\n");
+	if (r->baseline_id)
+		printf("baseline: variant %lld (%.12s), %s\n", r->baseline_id, r->baseline_hash,
+		       r->baseline_params);
+	else
+		printf("baseline: none recorded, so no speedups\n");
+	for (i = 0; i < r->n; i++) {
+		const struct export_entry *e = &r->v[i];
+
+		printf("\nrank %d  speedup ", e->rank);
+		print_num(0, 3, e->fitness, "x");
+		printf(" ");
+		print_interval(0, 3, e->fitness_lo, e->fitness_hi);
+		printf("  variant %lld (%.12s)%s\n", e->variant_id, e->hash,
+		       e->elite ? "" : ", correct, not in the elite");
+		printf("        %s\n", e->params);
+		print_timings(r, e->t);
+	}
+	if (r->n < k)
+		printf("\n(%zu ranked: the run has no more correct timed variants)\n", r->n);
+}
+
+int cmd_top(int argc, char **argv, const struct globals *g)
+{
+	static const struct option opts[] = {
+	    {"k", required_argument, NULL, 'k'},
+	    {"run", required_argument, NULL, 'r'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	long long k = 3, run = 0;
+	int json = 0, c, rc;
+	struct db *db;
+	struct ranking r;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			if (parse_positive("--k", optarg, &k) < 0)
+				goto usage;
+			break;
+		case 'r':
+			if (parse_positive("--run", optarg, &run) < 0)
+				goto usage;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			fputs(cmd_find("top")->usage, stdout);
+			return 0;
+		default:
+			goto usage;
+		}
+	}
+	if (optind < argc) {
+		error("unexpected argument '%s'", argv[optind]);
+		goto usage;
+	}
+
+	rc = export_open(g->db_path, run, &db, &run);
+	if (rc)
+		return rc > 0 ? EX_NOINPUT : EX_DATAERR;
+	if (export_rank(db, run, (size_t)k, &r) < 0) {
+		db_close(db);
+		return EX_DATAERR;
+	}
+	db_close(db);
+	if (!r.n) {
+		char why[128];
+
+		error("%s: nothing to rank", export_empty_reason(&r, why, sizeof(why)));
+		ranking_release(&r);
+		return EX_DATAERR;
+	}
+	if (json) {
+		struct strbuf sb = STRBUF_INIT;
+
+		rc = export_json(&r, &sb);
+		if (!rc)
+			fwrite(sb.buf, 1, sb.len, stdout);
+		sb_release(&sb);
+	} else {
+		print_table(&r, (size_t)k);
+	}
+	ranking_release(&r);
+	if (rc)
+		return EX_DATAERR;
+	if (fflush(stdout) || ferror(stdout)) {
+		error("cannot write to stdout: %s", strerror(errno));
+		return EX_IOERR;
+	}
+	return 0;
+
+usage:
+	fputs(cmd_find("top")->usage, stderr);
+	return EX_USAGE;
+}

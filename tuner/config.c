@@ -1,0 +1,1550 @@
+/* Load and validate tuning jobs and kernel-family sidecars with libyaml's document API. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "tuner/config.h"
+
+/* ---------------------------------------------------------- YAML sources */
+
+/* One YAML file being read: its text (for positions) and its document tree. */
+struct ysrc {
+	const char *path; /* as named in messages */
+	const char *text;
+	size_t len;
+	yaml_document_t doc;
+	int loaded;
+};
+
+static void ysrc_release(struct ysrc *s)
+{
+	if (s->loaded)
+		yaml_document_delete(&s->doc);
+	s->loaded = 0;
+}
+
+static int vreport_at(const struct ysrc *s, int line, int col, const char *fmt, va_list ap)
+{
+	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return error("%s:%d:%d: %s", s->path, line, col, msg);
+}
+
+static int err_pos(const struct ysrc *s, int line, int col, const char *fmt, ...)
+    TUNER_PRINTF(4, 5);
+static int err_pos(const struct ysrc *s, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport_at(s, line, col, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Report at the start of a node. */
+static int err_node(const struct ysrc *s, const yaml_node_t *n, const char *fmt, ...)
+    TUNER_PRINTF(3, 4);
+static int err_node(const struct ysrc *s, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport_at(s, (int)n->start_mark.line + 1, (int)n->start_mark.column + 1, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static size_t utf8_next(const struct ysrc *s, size_t off)
+{
+	off++;
+	while (off < s->len && ((unsigned char)s->text[off] & 0xc0) == 0x80)
+		off++;
+	return off;
+}
+
+/* Byte offset of a libyaml mark (0-based line, column in characters; a BOM is not counted). */
+static size_t mark_offset(const struct ysrc *s, const yaml_mark_t *m)
+{
+	size_t off = 0, line = 0, col = 0;
+
+	if (s->len >= 3 && !memcmp(s->text, "\xef\xbb\xbf", 3))
+		off = 3;
+	while (off < s->len && line < m->line) {
+		if (s->text[off] == '\r' && off + 1 < s->len && s->text[off + 1] == '\n')
+			off++;
+		if (s->text[off] == '\n' || s->text[off] == '\r')
+			line++;
+		off++;
+	}
+	while (off < s->len && col < m->column && s->text[off] != '\n' && s->text[off] != '\r') {
+		off = utf8_next(s, off);
+		col++;
+	}
+	return off;
+}
+
+/* 1-based line and column (in characters) of a byte offset. */
+static void offset_pos(const struct ysrc *s, size_t target, int *line, int *col)
+{
+	size_t off = 0;
+
+	*line = 1;
+	*col = 1;
+	if (s->len >= 3 && !memcmp(s->text, "\xef\xbb\xbf", 3))
+		off = 3;
+	while (off < target && off < s->len) {
+		if (s->text[off] == '\r' && off + 1 < s->len && s->text[off + 1] == '\n')
+			off++;
+		if (s->text[off] == '\n' || s->text[off] == '\r') {
+			(*line)++;
+			*col = 1;
+			off++;
+		} else {
+			off = utf8_next(s, off);
+			(*col)++;
+		}
+	}
+}
+
+/*
+ * Position in the file of column ecol (1-based) of a scalar's value: where the
+ * value appears verbatim in the text (plain scalars, quoted ones without escapes),
+ * ecol maps into it; otherwise the scalar's own position.
+ */
+static void value_pos(const struct ysrc *s, const yaml_node_t *n, int ecol, int *line, int *col)
+{
+	const char *v = (const char *)n->data.scalar.value;
+	size_t vlen = n->data.scalar.length;
+	size_t start = mark_offset(s, &n->start_mark), end = mark_offset(s, &n->end_mark);
+	const char *hit;
+
+	*line = (int)n->start_mark.line + 1;
+	*col = (int)n->start_mark.column + 1;
+	if (ecol <= 0 || (size_t)ecol > vlen + 1 || end > s->len || end < start + vlen || !vlen)
+		return;
+	hit = memmem(s->text + start, end - start, v, vlen);
+	if (hit)
+		offset_pos(s, (size_t)(hit - s->text) + (size_t)ecol - 1, line, col);
+}
+
+static int report_syntax(const struct ysrc *s, const yaml_parser_t *p)
+{
+	int line = (int)p->problem_mark.line + 1, col = (int)p->problem_mark.column + 1;
+	const char *problem = p->problem ? p->problem : "unknown error";
+
+	switch (p->error) {
+	case YAML_MEMORY_ERROR:
+		return error("%s: out of memory parsing YAML", s->path);
+	case YAML_READER_ERROR:
+		offset_pos(s, p->problem_offset, &line, &col);
+		return err_pos(s, line, col, "invalid YAML: %s", problem);
+	default:
+		break;
+	}
+	if (p->context)
+		return err_pos(s, line, col, "invalid YAML: %s (%s at line %d)", problem,
+		               p->context, (int)p->context_mark.line + 1);
+	return err_pos(s, line, col, "invalid YAML: %s", problem);
+}
+
+/* ------------------------------------------------ commas in flow lists */
+
+static yaml_node_t *ynode(struct ysrc *s, int id);
+
+static int paren_balance(const yaml_node_t *n)
+{
+	const char *v = (const char *)n->data.scalar.value;
+	int d = 0;
+
+	for (; *v; v++)
+		d += (*v == '(') - (*v == ')');
+	return d;
+}
+
+static int is_plain(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* Make plain scalar n the raw text from its start to end (both in the same flow collection). */
+static void scalar_extend(const struct ysrc *s, yaml_node_t *n, const yaml_mark_t *end)
+{
+	size_t a = mark_offset(s, &n->start_mark), b = mark_offset(s, end);
+	unsigned char *v;
+
+	if (b <= a || b > s->len)
+		return;
+	/* libyaml frees scalar values with free() (yaml_free) */
+	v = xmalloc(b - a + 1);
+	memcpy(v, s->text + a, b - a);
+	v[b - a] = '\0';
+	free(n->data.scalar.value);
+	n->data.scalar.value = v;
+	n->data.scalar.length = b - a;
+	n->end_mark = *end;
+}
+
+/*
+ * YAML splits a flow list at every comma, so `grid: [ceil_div(S, BLOCK_M), H, B]`
+ * arrives as "ceil_div(S", "BLOCK_M)", "H", "B", and `{offset: max(A, B)}` as the
+ * pairs offset: "max(A" and "B)": null. Rejoin such pieces from the raw text while
+ * a plain scalar has more '(' than ')', so expressions read as written.
+ */
+static void join_flow_seq(struct ysrc *s, yaml_node_t *n)
+{
+	yaml_node_item_t *it = n->data.sequence.items.start;
+	size_t cnt = (size_t)(n->data.sequence.items.top - it), i, j;
+
+	for (i = 0; i < cnt; i++) {
+		yaml_node_t *first = ynode(s, it[i]);
+		int d;
+
+		if (!is_plain(first) || (d = paren_balance(first)) <= 0)
+			continue;
+		for (j = i + 1; j < cnt && d > 0 && is_plain(ynode(s, it[j])); j++)
+			d += paren_balance(ynode(s, it[j]));
+		if (d != 0)
+			continue;
+		scalar_extend(s, first, &ynode(s, it[j - 1])->end_mark);
+		memmove(it + i + 1, it + j, (cnt - j) * sizeof(*it));
+		cnt -= j - i - 1;
+		n->data.sequence.items.top = it + cnt;
+	}
+}
+
+static void join_flow_map(struct ysrc *s, yaml_node_t *n)
+{
+	yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	size_t cnt = (size_t)(n->data.mapping.pairs.top - p), i, j;
+
+	for (i = 0; i < cnt; i++) {
+		yaml_node_t *v = ynode(s, p[i].value);
+		int d;
+
+		if (!is_plain(v) || (d = paren_balance(v)) <= 0)
+			continue;
+		for (j = i + 1;
+		     j < cnt && d > 0 && is_plain(ynode(s, p[j].key)) &&
+		     is_plain(ynode(s, p[j].value)) && !*ynode(s, p[j].value)->data.scalar.value;
+		     j++)
+			d += paren_balance(ynode(s, p[j].key));
+		if (d != 0)
+			continue;
+		scalar_extend(s, v, &ynode(s, p[j - 1].key)->end_mark);
+		memmove(p + i + 1, p + j, (cnt - j) * sizeof(*p));
+		cnt -= j - i - 1;
+		n->data.mapping.pairs.top = p + cnt;
+	}
+}
+
+static void join_split_expressions(struct ysrc *s)
+{
+	yaml_node_t *n;
+
+	for (n = s->doc.nodes.start; n < s->doc.nodes.top; n++) {
+		if (n->type == YAML_SEQUENCE_NODE &&
+		    n->data.sequence.style == YAML_FLOW_SEQUENCE_STYLE)
+			join_flow_seq(s, n);
+		else if (n->type == YAML_MAPPING_NODE &&
+		         n->data.mapping.style == YAML_FLOW_MAPPING_STYLE)
+			join_flow_map(s, n);
+	}
+}
+
+/* Parse the one document of s->text. */
+static int ysrc_load(struct ysrc *s)
+{
+	yaml_parser_t p;
+	yaml_document_t extra;
+	yaml_node_t *root;
+	int ret = 0;
+
+	if (!yaml_parser_initialize(&p))
+		return error("%s: cannot initialise the YAML parser", s->path);
+	yaml_parser_set_input_string(&p, (const unsigned char *)s->text, s->len);
+	if (!yaml_parser_load(&p, &s->doc)) {
+		report_syntax(s, &p);
+		yaml_parser_delete(&p);
+		return -1;
+	}
+	s->loaded = 1;
+	join_split_expressions(s);
+	if (!yaml_parser_load(&p, &extra)) {
+		ret = report_syntax(s, &p);
+	} else {
+		root = yaml_document_get_root_node(&extra);
+		if (root)
+			ret = err_node(s, root, "only one YAML document is allowed");
+		yaml_document_delete(&extra);
+	}
+	yaml_parser_delete(&p);
+	return ret;
+}
+
+/* ------------------------------------------------------------ node access */
+
+static yaml_node_t *ynode(struct ysrc *s, int id)
+{
+	return yaml_document_get_node(&s->doc, id);
+}
+
+static const char *sval(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+static int is_scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE;
+}
+
+/* An empty value, `~` or `null`, written plain. */
+static int is_null(const yaml_node_t *n)
+{
+	const char *v;
+
+	if (!is_scalar(n) || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	v = sval(n);
+	return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+	       !strcmp(v, "NULL");
+}
+
+static const char *kind(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_MAPPING_NODE:
+		return "mapping";
+	case YAML_SEQUENCE_NODE:
+		return "list";
+	default:
+		return is_null(n) ? "null" : "scalar";
+	}
+}
+
+static size_t seq_len(const yaml_node_t *n)
+{
+	return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+}
+
+static yaml_node_t *seq_at(struct ysrc *s, const yaml_node_t *n, size_t i)
+{
+	return ynode(s, n->data.sequence.items.start[i]);
+}
+
+static size_t map_len(const yaml_node_t *n)
+{
+	return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+}
+
+static yaml_node_t *map_key(struct ysrc *s, const yaml_node_t *n, size_t i)
+{
+	return ynode(s, n->data.mapping.pairs.start[i].key);
+}
+
+static yaml_node_t *map_val(struct ysrc *s, const yaml_node_t *n, size_t i)
+{
+	return ynode(s, n->data.mapping.pairs.start[i].value);
+}
+
+/* The closest name within a small edit distance, or NULL. */
+static const char *closest(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	int bestd = INT_MAX;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int d = edit_distance(word, names[i]);
+
+		if (d < bestd) {
+			bestd = d;
+			best = names[i];
+		}
+	}
+	if (best && bestd <= 2 && (size_t)bestd < strlen(word))
+		return best;
+	return NULL;
+}
+
+/* " (did you mean 'X'?)" or " (known: a, b, c)". */
+static void hint(char *out, size_t len, const char *word, const char *const *names, size_t n,
+                 const char *known_label)
+{
+	const char *c = closest(word, names, n);
+	size_t i, used;
+
+	if (c) {
+		snprintf(out, len, " (did you mean '%s'?)", c);
+		return;
+	}
+	if (!n) {
+		*out = '\0';
+		return;
+	}
+	used = (size_t)snprintf(out, len, " (%s: ", known_label);
+	for (i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
+	if (used < len)
+		snprintf(out + used, len - used, ")");
+}
+
+/* Section label for messages: "in 'budget'" or nothing at the top level. */
+static void where_label(char *out, size_t len, const char *where)
+{
+	if (where && *where)
+		snprintf(out, len, " in '%s'", where);
+	else
+		*out = '\0';
+}
+
+/*
+ * Check that n is a mapping with scalar, unique keys. With names, every key must
+ * be one of them and vals[i]/keys[i] receive the value/key node of names[i].
+ */
+static int map_fields_noun(struct ysrc *s, const yaml_node_t *n, const char *where,
+                           const char *noun, const char *const *names, size_t nnames,
+                           yaml_node_t **vals, yaml_node_t **keys)
+{
+	char in[96], h[512];
+	size_t i, j;
+
+	where_label(in, sizeof(in), where);
+	if (n->type != YAML_MAPPING_NODE && (!where || !*where))
+		return err_node(s, n, "expected a mapping of keys, got a %s", kind(n));
+	if (n->type != YAML_MAPPING_NODE)
+		return err_node(s, n, "'%s' must be a mapping, got a %s", where, kind(n));
+	for (j = 0; j < nnames; j++) {
+		vals[j] = NULL;
+		if (keys)
+			keys[j] = NULL;
+	}
+	for (i = 0; i < map_len(n); i++) {
+		yaml_node_t *k = map_key(s, n, i);
+
+		if (!is_scalar(k))
+			return err_node(s, k, "keys must be plain names, got a %s%s", kind(k), in);
+		for (j = 0; j < i; j++) {
+			yaml_node_t *prev = map_key(s, n, j);
+
+			if (is_scalar(prev) && !strcmp(sval(prev), sval(k)))
+				return err_node(s, k, "duplicate key '%s'%s (first at line %d)",
+				                sval(k), in, (int)prev->start_mark.line + 1);
+		}
+		if (!names)
+			continue;
+		for (j = 0; j < nnames; j++)
+			if (!strcmp(names[j], sval(k)))
+				break;
+		if (j == nnames) {
+			hint(h, sizeof(h), sval(k), names, nnames, "known");
+			return err_node(s, k, "unknown %s '%s'%s%s", noun, sval(k), in, h);
+		}
+		vals[j] = map_val(s, n, i);
+		if (keys)
+			keys[j] = k;
+	}
+	return 0;
+}
+
+static int map_fields(struct ysrc *s, const yaml_node_t *n, const char *where,
+                      const char *const *names, size_t nnames, yaml_node_t **vals,
+                      yaml_node_t **keys)
+{
+	return map_fields_noun(s, n, where, "key", names, nnames, vals, keys);
+}
+
+static int need(struct ysrc *s, const yaml_node_t *parent, const char *where, const char *key,
+                const yaml_node_t *val)
+{
+	char in[96];
+
+	if (val)
+		return 0;
+	where_label(in, sizeof(in), where);
+	return err_node(s, parent, "missing key '%s'%s", key, in);
+}
+
+/* ------------------------------------------------------------- scalars */
+
+/* 0, or -1 for not an integer, -2 for out of range. Decimal, optional sign. */
+static int parse_ll(const char *v, long long *out)
+{
+	const char *p = v;
+	char *end;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	*out = strtoll(v, &end, 10);
+	if (*end)
+		return -1;
+	return errno == ERANGE ? -2 : 0;
+}
+
+static int get_string(struct ysrc *s, const yaml_node_t *n, const char *key, char **out)
+{
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'%s' must be a string, got a %s", key, kind(n));
+	if (!*sval(n))
+		return err_node(s, n, "'%s' must not be empty", key);
+	*out = xstrdup(sval(n));
+	return 0;
+}
+
+static int is_ident(const char *v)
+{
+	if (!((*v >= 'A' && *v <= 'Z') || (*v >= 'a' && *v <= 'z') || *v == '_'))
+		return 0;
+	for (v++; *v; v++)
+		if (!((*v >= 'A' && *v <= 'Z') || (*v >= 'a' && *v <= 'z') ||
+		      (*v >= '0' && *v <= '9') || *v == '_'))
+			return 0;
+	return 1;
+}
+
+static int get_ident(struct ysrc *s, const yaml_node_t *n, const char *key, char **out)
+{
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'%s' must be a name, got a %s", key, kind(n));
+	if (!is_ident(sval(n)))
+		return err_node(s, n, "'%s' must be a C identifier, got '%.80s'", key, sval(n));
+	*out = xstrdup(sval(n));
+	return 0;
+}
+
+static int get_ll(struct ysrc *s, const yaml_node_t *n, const char *key, long long min,
+                  long long max, long long *out)
+{
+	int r;
+
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'%s' must be an integer, got a %s", key, kind(n));
+	r = parse_ll(sval(n), out);
+	if (r == -1)
+		return err_node(s, n, "'%s' must be an integer, got '%.80s'", key, sval(n));
+	if (r == -2)
+		return err_node(s, n, "'%s' is out of range, got %.80s", key, sval(n));
+	if (*out > max)
+		return err_node(s, n, "'%s' must be at most %lld, got %lld", key, max, *out);
+	if (*out < min) {
+		if (min == 1)
+			return err_node(s, n, "'%s' must be positive, got %lld", key, *out);
+		if (min == 0)
+			return err_node(s, n, "'%s' must not be negative, got %lld", key, *out);
+		return err_node(s, n, "'%s' must be at least %lld, got %lld", key, min, *out);
+	}
+	return 0;
+}
+
+static int get_int(struct ysrc *s, const yaml_node_t *n, const char *key, int min, int *out)
+{
+	long long v;
+
+	if (get_ll(s, n, key, min, INT_MAX, &v) < 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* A finite number; above zero when positive, else at least zero. */
+static int get_double(struct ysrc *s, const yaml_node_t *n, const char *key, int positive,
+                      double *out)
+{
+	const char *v;
+	char *end;
+
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'%s' must be a number, got a %s", key, kind(n));
+	v = sval(n);
+	errno = 0;
+	*out = strtod(v, &end);
+	if (!*v || *end || (*v != '-' && *v != '+' && *v != '.' && (*v < '0' || *v > '9')) ||
+	    !isfinite(*out) || errno == ERANGE)
+		return err_node(s, n, "'%s' must be a number, got '%.80s'", key, v);
+	if (positive && *out <= 0)
+		return err_node(s, n, "'%s' must be positive, got %s", key, v);
+	if (*out < 0)
+		return err_node(s, n, "'%s' must not be negative, got %s", key, v);
+	return 0;
+}
+
+static int get_enum(struct ysrc *s, const yaml_node_t *n, const char *key, const char *const *names,
+                    size_t nnames, int *out)
+{
+	char list[256], h[128];
+	const char *c;
+	size_t i, used = 0;
+
+	list[0] = h[0] = '\0';
+	for (i = 0; i < nnames; i++) {
+		if (is_scalar(n) && !strcmp(names[i], sval(n))) {
+			*out = (int)i;
+			return 0;
+		}
+		if (used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+			                         i ? ", " : "", names[i]);
+	}
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'%s' must be one of %s, got a %s", key, list, kind(n));
+	c = closest(sval(n), names, nnames);
+	if (c)
+		snprintf(h, sizeof(h), " (did you mean '%s'?)", c);
+	return err_node(s, n, "'%s' must be one of %s, got '%.80s'%s", key, list, sval(n), h);
+}
+
+/* A list, or nothing when the value is null. */
+static int get_list(struct ysrc *s, const yaml_node_t *n, const char *key)
+{
+	if (n->type == YAML_SEQUENCE_NODE || is_null(n))
+		return 0;
+	return err_node(s, n, "'%s' must be a list, got a %s", key, kind(n));
+}
+
+static size_t list_len(const yaml_node_t *n)
+{
+	return n->type == YAML_SEQUENCE_NODE ? seq_len(n) : 0;
+}
+
+/* ----------------------------------------------------------- expressions */
+
+static const char *const builtin_calls[] = {"min", "max", "ceil_div"};
+
+static int is_dim(const struct problem *pb, const char *name)
+{
+	size_t i;
+
+	for (i = 0; pb && i < pb->ndims; i++)
+		if (!strcmp(pb->dims[i], name))
+			return 1;
+	return 0;
+}
+
+struct ident_check {
+	struct ysrc *s;
+	const yaml_node_t *n;
+	const char *key;
+	const struct family *fam;
+	int bad;
+};
+
+static int check_ident(const char *name, int col, void *data)
+{
+	struct ident_check *ic = data;
+	const char *names[TUNER_MAX_PARAMS + TUNER_MAX_DIMS];
+	const char *c;
+	size_t i, n = 0;
+	int line, pcol;
+
+	if (family_param_index(ic->fam, name) >= 0 || is_dim(ic->fam->problem, name))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(builtin_calls); i++)
+		if (!strcmp(builtin_calls[i], name))
+			return 0;
+	for (i = 0; i < ic->fam->nparams; i++)
+		names[n++] = ic->fam->params[i].name;
+	for (i = 0; i < ic->fam->problem->ndims; i++)
+		names[n++] = ic->fam->problem->dims[i];
+	ic->bad = 1;
+	c = closest(name, names, n);
+	value_pos(ic->s, ic->n, col, &line, &pcol);
+	if (c)
+		err_pos(
+		    ic->s, line, pcol,
+		    "unknown name '%s' in '%s': not a param or a dim of %s (did you mean '%s'?)",
+		    name, ic->key, ic->fam->problem->name, c);
+	else
+		err_pos(ic->s, line, pcol, "unknown name '%s' in '%s': not a param or a dim of %s",
+		        name, ic->key, ic->fam->problem->name);
+	return 1;
+}
+
+/* Parse an expression over the family's params and its problem's dims. */
+static int get_expr(struct ysrc *s, const yaml_node_t *n, const char *key, const struct family *fam,
+                    struct expr **out)
+{
+	struct ident_check ic = {s, n, key, fam, 0};
+	struct expr_err ee;
+	struct expr *e;
+	int line, col;
+
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'%s' must be an expression, got a %s", key, kind(n));
+	memset(&ee, 0, sizeof(ee));
+	e = expr_parse(sval(n), &ee);
+	if (!e) {
+		value_pos(s, n, ee.col, &line, &col);
+		return err_pos(s, line, col, "cannot parse '%s': %s in '%.200s'", key,
+		               *ee.msg ? ee.msg : "invalid expression", sval(n));
+	}
+	if (expr_foreach_ident(e, check_ident, &ic) || ic.bad) {
+		expr_free(e);
+		return -1;
+	}
+	*out = e;
+	return 0;
+}
+
+/* -------------------------------------------------------------- sidecars */
+
+int family_param_index(const struct family *fam, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < fam->nparams; i++)
+		if (fam->params[i].name && !strcmp(fam->params[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+void family_release(struct family *fam)
+{
+	size_t i;
+
+	free(fam->path);
+	free(fam->name);
+	free(fam->source_path);
+	free(fam->source);
+	free(fam->kernel);
+	for (i = 0; i < fam->nparams; i++) {
+		free(fam->params[i].name);
+		free(fam->params[i].values);
+	}
+	for (i = 0; i < fam->nconstraints; i++)
+		if (fam->constraints[i].e)
+			expr_free(fam->constraints[i].e);
+	free(fam->constraints);
+	if (fam->smem_bytes)
+		expr_free(fam->smem_bytes);
+	for (i = 0; i < fam->nlayout; i++) {
+		free(fam->layout[i].name);
+		free(fam->layout[i].access);
+		if (fam->layout[i].offset)
+			expr_free(fam->layout[i].offset);
+		if (fam->layout[i].stride)
+			expr_free(fam->layout[i].stride);
+	}
+	free(fam->layout);
+	for (i = 0; i < 3; i++) {
+		if (fam->grid[i])
+			expr_free(fam->grid[i]);
+		if (fam->block[i])
+			expr_free(fam->block[i]);
+	}
+	for (i = 0; i < fam->nspecialize; i++)
+		free(fam->specialize[i]);
+	for (i = 0; i < fam->noptions; i++)
+		free(fam->options[i]);
+	free(fam->options);
+	memset(fam, 0, sizeof(*fam));
+}
+
+enum {
+	FK_NAME,
+	FK_SOURCE,
+	FK_KERNEL,
+	FK_PROBLEM,
+	FK_SPECIALIZE,
+	FK_PARAMS,
+	FK_CONSTRAINTS,
+	FK_SMEM,
+	FK_LAYOUT,
+	FK_LAUNCH,
+	FK_BASELINE,
+	FK_OPTIONS,
+	FK_COUNT
+};
+
+static const char *const family_keys[FK_COUNT] = {
+    "name",        "source",     "kernel", "problem", "specialize", "params",
+    "constraints", "smem_bytes", "layout", "launch",  "baseline",   "options",
+};
+
+static int load_source(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	char *rel, *dir;
+	size_t len;
+
+	if (get_string(s, n, "source", &rel) < 0)
+		return -1;
+	dir = path_dirname(s->path);
+	fam->source_path = path_join(dir, rel);
+	free(dir);
+	if (read_file(fam->source_path, &fam->source, &len) < 0) {
+		err_node(s, n, "cannot read source '%s': %s", rel, strerror(errno));
+		free(rel);
+		return -1;
+	}
+	free(rel);
+	hash_hex(fam->source, len, fam->source_hash);
+	return 0;
+}
+
+static int load_problem(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'problem' must be a name, got a %s", kind(n));
+	fam->problem = problem_find(sval(n));
+	if (!fam->problem)
+		return err_node(s, n, "unknown problem '%.80s' (known: %s)", sval(n),
+		                problem_known_names());
+	if (fam->problem->ndims > TUNER_MAX_DIMS)
+		BUG("problem '%s' has more than %d dims", fam->problem->name, TUNER_MAX_DIMS);
+	return 0;
+}
+
+static void dims_list(const struct problem *pb, char *out, size_t len)
+{
+	size_t i, used = 0;
+
+	*out = '\0';
+	for (i = 0; i < pb->ndims && used < len; i++)
+		used +=
+		    (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", pb->dims[i]);
+}
+
+static int load_specialize(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	char dims[128];
+	size_t i, j;
+
+	if (get_list(s, n, "specialize") < 0)
+		return -1;
+	dims_list(fam->problem, dims, sizeof(dims));
+	for (i = 0; i < list_len(n); i++) {
+		yaml_node_t *it = seq_at(s, n, i);
+
+		if (!is_scalar(it) || is_null(it))
+			return err_node(s, it, "'specialize' entries must be dim names, got a %s",
+			                kind(it));
+		if (!is_dim(fam->problem, sval(it)))
+			return err_node(s, it, "'specialize': '%.80s' is not a dim of %s (%s)",
+			                sval(it), fam->problem->name, dims);
+		for (j = 0; j < fam->nspecialize; j++)
+			if (!strcmp(fam->specialize[j], sval(it)))
+				return err_node(s, it, "'specialize': duplicate dim '%s'",
+				                sval(it));
+		fam->specialize[fam->nspecialize++] = xstrdup(sval(it));
+	}
+	return 0;
+}
+
+static int check_param_name(struct ysrc *s, const yaml_node_t *k, const struct family *fam)
+{
+	const char *name = sval(k);
+	size_t i;
+
+	if (!is_ident(name))
+		return err_node(s, k, "param name '%.80s' is not a C identifier", name);
+	if (is_dim(fam->problem, name))
+		return err_node(s, k, "param '%s' has the name of a dim of %s", name,
+		                fam->problem->name);
+	for (i = 0; i < ARRAY_SIZE(builtin_calls); i++)
+		if (!strcmp(builtin_calls[i], name))
+			return err_node(s, k, "param '%s' has the name of an expression function",
+			                name);
+	if (!strncmp(name, "SHAPE_", 6) || !strncmp(name, "TUNER_", 6))
+		return err_node(s, k, "param '%s' uses a reserved prefix (SHAPE_, TUNER_)", name);
+	return 0;
+}
+
+static int load_param(struct ysrc *s, const yaml_node_t *k, const yaml_node_t *v, struct param *p)
+{
+	size_t i, j, nv;
+
+	p->name = xstrdup(sval(k));
+	p->line = (int)k->start_mark.line + 1;
+	if (v->type != YAML_SEQUENCE_NODE)
+		return err_node(s, v, "param '%s' must be a list of integers, got a %s", p->name,
+		                kind(v));
+	nv = seq_len(v);
+	if (!nv)
+		return err_node(s, v, "param '%s' has no values", p->name);
+	p->values = xcalloc(nv, sizeof(*p->values));
+	for (i = 0; i < nv; i++) {
+		yaml_node_t *it = seq_at(s, v, i);
+
+		if (get_ll(s, it, p->name, LLONG_MIN, LLONG_MAX, &p->values[i]) < 0)
+			return -1;
+		for (j = 0; j < i; j++)
+			if (p->values[j] == p->values[i])
+				return err_node(s, it, "duplicate value %lld in param '%s'",
+				                p->values[i], p->name);
+		p->nvalues = i + 1;
+	}
+	return 0;
+}
+
+static int load_params(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	size_t i;
+
+	if (map_fields(s, n, "params", NULL, 0, NULL, NULL) < 0)
+		return -1;
+	if (!map_len(n))
+		return err_node(s, n, "'params' must declare at least one param");
+	for (i = 0; i < map_len(n); i++) {
+		yaml_node_t *k = map_key(s, n, i);
+
+		if (i == TUNER_MAX_PARAMS)
+			return err_node(s, k, "more than %d params", TUNER_MAX_PARAMS);
+		if (check_param_name(s, k, fam) < 0)
+			return -1;
+		fam->nparams = i + 1;
+		if (load_param(s, k, map_val(s, n, i), &fam->params[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int in_domain(const struct param *p, long long v)
+{
+	size_t i;
+
+	for (i = 0; i < p->nvalues; i++)
+		if (p->values[i] == v)
+			return 1;
+	return 0;
+}
+
+static void domain_list(const struct param *p, char *out, size_t len)
+{
+	size_t i, used = 0;
+
+	*out = '\0';
+	for (i = 0; i < p->nvalues && used < len; i++)
+		used +=
+		    (size_t)snprintf(out + used, len - used, "%s%lld", i ? ", " : "", p->values[i]);
+}
+
+static int load_baseline(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	const char *names[TUNER_MAX_PARAMS];
+	int seen[TUNER_MAX_PARAMS] = {0};
+	char h[512], dom[512];
+	size_t i;
+
+	if (map_fields(s, n, "baseline", NULL, 0, NULL, NULL) < 0)
+		return -1;
+	for (i = 0; i < fam->nparams; i++)
+		names[i] = fam->params[i].name;
+	for (i = 0; i < map_len(n); i++) {
+		yaml_node_t *k = map_key(s, n, i), *v = map_val(s, n, i);
+		int idx = family_param_index(fam, sval(k));
+		const struct param *p;
+
+		if (idx < 0) {
+			hint(h, sizeof(h), sval(k), names, fam->nparams, "params");
+			return err_node(s, k, "unknown param '%.80s' in 'baseline'%s", sval(k), h);
+		}
+		p = &fam->params[idx];
+		if (get_ll(s, v, p->name, LLONG_MIN, LLONG_MAX, &fam->baseline[idx]) < 0)
+			return -1;
+		if (!in_domain(p, fam->baseline[idx])) {
+			domain_list(p, dom, sizeof(dom));
+			return err_node(s, v, "baseline %s = %lld is not in its domain [%s]",
+			                p->name, fam->baseline[idx], dom);
+		}
+		seen[idx] = 1;
+	}
+	for (i = 0; i < fam->nparams; i++)
+		if (!seen[i])
+			return err_node(s, n, "'baseline' is missing param '%s'",
+			                fam->params[i].name);
+	return 0;
+}
+
+static int load_constraints(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	size_t i, cnt;
+
+	if (get_list(s, n, "constraints") < 0)
+		return -1;
+	cnt = list_len(n);
+	fam->constraints = xcalloc(cnt, sizeof(*fam->constraints));
+	for (i = 0; i < cnt; i++) {
+		yaml_node_t *it = seq_at(s, n, i);
+
+		if (get_expr(s, it, "constraints", fam, &fam->constraints[i].e) < 0)
+			return -1;
+		fam->constraints[i].line = (int)it->start_mark.line + 1;
+		fam->nconstraints = i + 1;
+	}
+	return 0;
+}
+
+static int is_pow2(long long v)
+{
+	return v > 0 && !(v & (v - 1));
+}
+
+static const char *const layout_keys[] = {"name", "offset", "stride", "align", "access"};
+
+static int load_layout_buf(struct ysrc *s, const yaml_node_t *n, struct family *fam, size_t idx)
+{
+	struct layout_buf *b = &fam->layout[idx];
+	yaml_node_t *v[ARRAY_SIZE(layout_keys)];
+	long long align;
+	size_t i;
+
+	if (map_fields(s, n, "layout", layout_keys, ARRAY_SIZE(layout_keys), v, NULL) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(layout_keys); i++)
+		if (need(s, n, "layout", layout_keys[i], v[i]) < 0)
+			return -1;
+	b->line = (int)n->start_mark.line + 1;
+	if (get_ident(s, v[0], "name", &b->name) < 0)
+		return -1;
+	for (i = 0; i < idx; i++)
+		if (!strcmp(fam->layout[i].name, b->name))
+			return err_node(s, v[0],
+			                "duplicate buffer '%s' in 'layout' (first at line %d)",
+			                b->name, fam->layout[i].line);
+	if (get_expr(s, v[1], "offset", fam, &b->offset) < 0 ||
+	    get_expr(s, v[2], "stride", fam, &b->stride) < 0)
+		return -1;
+	if (get_ll(s, v[3], "align", 1, 4096, &align) < 0)
+		return -1;
+	if (!is_pow2(align))
+		return err_node(s, v[3], "'align' must be a power of two, got %lld", align);
+	b->align = (int)align;
+	return get_string(s, v[4], "access", &b->access);
+}
+
+static int load_layout(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	size_t i, cnt;
+
+	if (get_list(s, n, "layout") < 0)
+		return -1;
+	cnt = list_len(n);
+	fam->layout = xcalloc(cnt, sizeof(*fam->layout));
+	for (i = 0; i < cnt; i++) {
+		fam->nlayout = i + 1;
+		if (load_layout_buf(s, seq_at(s, n, i), fam, i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static const char *const launch_keys[] = {"grid", "block"};
+
+static int load_dims3(struct ysrc *s, const yaml_node_t *n, const char *key,
+                      const struct family *fam, struct expr **out)
+{
+	struct expr_err ee;
+	size_t i, cnt;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return err_node(s, n, "'%s' must be a list of 1 to 3 expressions, got a %s", key,
+		                kind(n));
+	cnt = seq_len(n);
+	/* parse them all first: an unbalanced '(' splits one expression into several */
+	for (i = 0; i < cnt; i++) {
+		struct expr *e = NULL;
+
+		if (get_expr(s, seq_at(s, n, i), key, fam, i < 3 ? &out[i] : &e) < 0)
+			return -1;
+		if (e)
+			expr_free(e);
+	}
+	if (cnt < 1 || cnt > 3)
+		return err_node(s, n, "'%s' must have 1 to 3 dimensions, got %zu", key, cnt);
+	for (; i < 3; i++) {
+		out[i] = expr_parse("1", &ee);
+		if (!out[i])
+			BUG("cannot parse the constant '1': %s", ee.msg);
+	}
+	return 0;
+}
+
+static int load_launch(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	yaml_node_t *v[2];
+
+	if (map_fields(s, n, "launch", launch_keys, 2, v, NULL) < 0 ||
+	    need(s, n, "launch", "grid", v[0]) < 0 || need(s, n, "launch", "block", v[1]) < 0)
+		return -1;
+	if (load_dims3(s, v[0], "grid", fam, fam->grid) < 0)
+		return -1;
+	return load_dims3(s, v[1], "block", fam, fam->block);
+}
+
+static int load_options(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	size_t i, cnt;
+
+	if (get_list(s, n, "options") < 0)
+		return -1;
+	cnt = list_len(n);
+	fam->options = xcalloc(cnt, sizeof(*fam->options));
+	for (i = 0; i < cnt; i++) {
+		yaml_node_t *it = seq_at(s, n, i);
+		const char *v;
+
+		if (!is_scalar(it) || is_null(it) || !*sval(it))
+			return err_node(s, it,
+			                "'options' entries must be compiler options, got a %s",
+			                kind(it));
+		v = sval(it);
+		if (!strncmp(v, "-arch", 5) || !strncmp(v, "--gpu-architecture", 18))
+			return err_node(s, it,
+			                "'options' must not set the architecture ('%.80s'): the "
+			                "config's 'arch' does",
+			                v);
+		fam->options[i] = xstrdup(v);
+		fam->noptions = i + 1;
+	}
+	return 0;
+}
+
+/* The sidecar in s, loaded into fam (zeroed by the caller). */
+static int family_parse(struct ysrc *s, struct family *fam)
+{
+	static const int required[] = {FK_NAME,   FK_SOURCE, FK_KERNEL,  FK_PROBLEM,
+	                               FK_PARAMS, FK_LAUNCH, FK_BASELINE};
+	yaml_node_t *v[FK_COUNT], *root;
+	struct expr_err ee;
+	size_t i;
+
+	if (ysrc_load(s) < 0)
+		return -1;
+	root = yaml_document_get_root_node(&s->doc);
+	if (!root)
+		return err_pos(s, 1, 1,
+		               "empty sidecar (expected 'name', 'source', 'kernel', "
+		               "'problem', 'params', 'launch' and 'baseline')");
+	if (map_fields(s, root, "", family_keys, FK_COUNT, v, NULL) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(required); i++)
+		if (need(s, root, "", family_keys[required[i]], v[required[i]]) < 0)
+			return -1;
+	fam->path = xstrdup(s->path);
+	if (get_ident(s, v[FK_NAME], "name", &fam->name) < 0 ||
+	    load_source(s, v[FK_SOURCE], fam) < 0 ||
+	    get_ident(s, v[FK_KERNEL], "kernel", &fam->kernel) < 0 ||
+	    load_problem(s, v[FK_PROBLEM], fam) < 0)
+		return -1;
+	if (v[FK_SPECIALIZE] && load_specialize(s, v[FK_SPECIALIZE], fam) < 0)
+		return -1;
+	if (load_params(s, v[FK_PARAMS], fam) < 0 || load_baseline(s, v[FK_BASELINE], fam) < 0)
+		return -1;
+	if (v[FK_CONSTRAINTS] && load_constraints(s, v[FK_CONSTRAINTS], fam) < 0)
+		return -1;
+	if (v[FK_SMEM]) {
+		if (get_expr(s, v[FK_SMEM], "smem_bytes", fam, &fam->smem_bytes) < 0)
+			return -1;
+	} else {
+		fam->smem_bytes = expr_parse("0", &ee);
+		if (!fam->smem_bytes)
+			BUG("cannot parse the constant '0': %s", ee.msg);
+	}
+	if (v[FK_LAYOUT] && load_layout(s, v[FK_LAYOUT], fam) < 0)
+		return -1;
+	if (load_launch(s, v[FK_LAUNCH], fam) < 0)
+		return -1;
+	if (v[FK_OPTIONS] && load_options(s, v[FK_OPTIONS], fam) < 0)
+		return -1;
+	return 0;
+}
+
+/* Parse text as the sidecar at path; fam is zeroed first and released on error. */
+static int family_load_text(const char *path, const char *text, size_t len, struct family *fam)
+{
+	struct ysrc s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	s.path = path;
+	s.text = text;
+	s.len = len;
+	memset(fam, 0, sizeof(*fam));
+	ret = family_parse(&s, fam);
+	ysrc_release(&s);
+	if (ret < 0)
+		family_release(fam);
+	return ret;
+}
+
+int family_load(const char *path, struct family *fam)
+{
+	char *text;
+	size_t len;
+	int ret;
+
+	memset(fam, 0, sizeof(*fam));
+	if (read_file(path, &text, &len) < 0)
+		return error("cannot read sidecar '%s': %s", path, strerror(errno));
+	ret = family_load_text(path, text, len, fam);
+	free(text);
+	return ret;
+}
+
+/* ---------------------------------------------------------- tuning jobs */
+
+enum {
+	CK_TEMPLATE,
+	CK_ARCH,
+	CK_LIMITS,
+	CK_SHAPES,
+	CK_CORRECTNESS,
+	CK_BUDGET,
+	CK_TIMING,
+	CK_COMPILE,
+	CK_SANITIZE,
+	CK_STRATEGY,
+	CK_SEED,
+	CK_COUNT
+};
+
+static const char *const config_keys[CK_COUNT] = {
+    "template", "arch",    "limits",   "shapes",   "correctness", "budget",
+    "timing",   "compile", "sanitize", "strategy", "seed",
+};
+
+static const char *const limit_keys[] = {
+    "smem_per_block",  "smem_per_block_optin",  "smem_per_sm", "regs_per_sm",
+    "regs_per_thread", "max_threads_per_block", "sm_count"};
+
+static int load_limits(struct ysrc *s, const yaml_node_t *n, struct arch_limits *a)
+{
+	yaml_node_t *v[ARRAY_SIZE(limit_keys)], *k[ARRAY_SIZE(limit_keys)];
+	long long *ll[] = {&a->smem_per_block, &a->smem_per_block_optin, &a->smem_per_sm,
+	                   &a->regs_per_sm};
+	int *ii[] = {&a->regs_per_thread, &a->max_threads_per_block, &a->sm_count};
+	size_t i;
+
+	if (is_null(n))
+		return 0;
+	if (map_fields(s, n, "limits", limit_keys, ARRAY_SIZE(limit_keys), v, k) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(ll); i++)
+		if (v[i] && get_ll(s, v[i], limit_keys[i], 1, LLONG_MAX, ll[i]) < 0)
+			return -1;
+	for (i = 0; i < ARRAY_SIZE(ii); i++) {
+		size_t j = ARRAY_SIZE(ll) + i;
+
+		/* sm_count 0 means unknown */
+		if (v[j] && get_int(s, v[j], limit_keys[j], j == 6 ? 0 : 1, ii[i]) < 0)
+			return -1;
+	}
+	if (a->smem_per_block_optin < a->smem_per_block)
+		return err_node(s, v[1] ? v[1] : v[0],
+		                "'smem_per_block_optin' (%lld) must not be below 'smem_per_block' "
+		                "(%lld)",
+		                a->smem_per_block_optin, a->smem_per_block);
+	return 0;
+}
+
+static const char *const correctness_keys[] = {"rel_l2", "max_abs", "seeds"};
+static const char *const budget_keys[] = {"generations", "population", "elite", "margin"};
+static const char *const timing_keys[] = {"warmup", "repeats", "launches", "l2", "timeout"};
+static const char *const compile_keys[] = {"jobs", "max_spill_bytes"};
+static const char *const l2_names[] = {"cold", "hot"};
+static const char *const sanitize_names[] = {"never", "elite", "every"};
+static const char *const strategy_names[] = {"evolve", "random", "exhaustive"};
+
+static int load_correctness(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
+{
+	yaml_node_t *v[3];
+
+	if (is_null(n))
+		return 0;
+	if (map_fields(s, n, "correctness", correctness_keys, 3, v, NULL) < 0)
+		return -1;
+	if ((v[0] && get_double(s, v[0], "rel_l2", 1, &cfg->rel_l2) < 0) ||
+	    (v[1] && get_double(s, v[1], "max_abs", 1, &cfg->max_abs) < 0) ||
+	    (v[2] && get_int(s, v[2], "seeds", 1, &cfg->check_seeds) < 0))
+		return -1;
+	return 0;
+}
+
+static int load_budget(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
+{
+	yaml_node_t *v[4];
+
+	if (is_null(n))
+		return 0;
+	if (map_fields(s, n, "budget", budget_keys, 4, v, NULL) < 0)
+		return -1;
+	if ((v[0] && get_int(s, v[0], "generations", 1, &cfg->generations) < 0) ||
+	    (v[1] && get_int(s, v[1], "population", 1, &cfg->population) < 0) ||
+	    (v[2] && get_int(s, v[2], "elite", 1, &cfg->elite) < 0) ||
+	    (v[3] && get_double(s, v[3], "margin", 0, &cfg->margin) < 0))
+		return -1;
+	return 0;
+}
+
+static int load_timing(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
+{
+	yaml_node_t *v[5];
+	int l2;
+
+	if (is_null(n))
+		return 0;
+	if (map_fields(s, n, "timing", timing_keys, 5, v, NULL) < 0)
+		return -1;
+	if ((v[0] && get_int(s, v[0], "warmup", 0, &cfg->warmup) < 0) ||
+	    (v[1] && get_int(s, v[1], "repeats", 1, &cfg->repeats) < 0) ||
+	    (v[2] && get_int(s, v[2], "launches", 1, &cfg->launches) < 0) ||
+	    (v[4] && get_double(s, v[4], "timeout", 1, &cfg->timeout_s) < 0))
+		return -1;
+	if (v[3]) {
+		if (get_enum(s, v[3], "l2", l2_names, ARRAY_SIZE(l2_names), &l2) < 0)
+			return -1;
+		cfg->l2 = l2 ? L2_HOT : L2_COLD;
+	}
+	return 0;
+}
+
+static int load_compile(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
+{
+	yaml_node_t *v[2];
+
+	if (is_null(n))
+		return 0;
+	if (map_fields(s, n, "compile", compile_keys, 2, v, NULL) < 0)
+		return -1;
+	if ((v[0] && get_int(s, v[0], "jobs", 0, &cfg->jobs) < 0) ||
+	    (v[1] && get_ll(s, v[1], "max_spill_bytes", 0, LLONG_MAX, &cfg->max_spill_bytes) < 0))
+		return -1;
+	return 0;
+}
+
+static int load_seed(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
+{
+	const char *v;
+	char *end;
+
+	if (!is_scalar(n) || is_null(n))
+		return err_node(s, n, "'seed' must be an integer, got a %s", kind(n));
+	v = sval(n);
+	if (*v == '-' && v[1] >= '0' && v[1] <= '9')
+		return err_node(s, n, "'seed' must not be negative, got %.80s", v);
+	if (*v < '0' || *v > '9')
+		return err_node(s, n, "'seed' must be an integer, got '%.80s'", v);
+	errno = 0;
+	cfg->seed = strtoull(v, &end, 10);
+	if (*end)
+		return err_node(s, n, "'seed' must be an integer, got '%.80s'", v);
+	if (errno == ERANGE)
+		return err_node(s, n, "'seed' is too large, got %.80s", v);
+	return 0;
+}
+
+static int is_shape_name(const char *v)
+{
+	if (!*v || strlen(v) > 31)
+		return 0;
+	for (; *v; v++)
+		if (!((*v >= 'A' && *v <= 'Z') || (*v >= 'a' && *v <= 'z') ||
+		      (*v >= '0' && *v <= '9') || *v == '_' || *v == '-' || *v == '.'))
+			return 0;
+	return 1;
+}
+
+static int load_shape(struct ysrc *s, const yaml_node_t *n, struct config *cfg, struct shape *sh)
+{
+	const struct problem *pb = cfg->fam.problem;
+	const char *names[1 + TUNER_MAX_DIMS];
+	yaml_node_t *v[1 + TUNER_MAX_DIMS], *k[1 + TUNER_MAX_DIMS];
+	char msg[256];
+	size_t i;
+
+	names[0] = "name";
+	for (i = 0; i < pb->ndims; i++)
+		names[1 + i] = pb->dims[i];
+	sh->line = (int)n->start_mark.line + 1;
+	if (n->type != YAML_MAPPING_NODE)
+		return err_node(s, n,
+		                "each of 'shapes' must be a mapping like {name: N, %s: ...}, "
+		                "got a %s",
+		                pb->dims[0], kind(n));
+	if (map_fields_noun(s, n, "shapes", "dim", names, 1 + pb->ndims, v, k) < 0)
+		return -1;
+	if (need(s, n, "shapes", "name", v[0]) < 0)
+		return -1;
+	if (!is_scalar(v[0]) || is_null(v[0]) || !is_shape_name(sval(v[0])))
+		return err_node(
+		    s, v[0],
+		    "shape 'name' must be 1 to 31 letters, digits, '_', '-' or '.', got "
+		    "'%.80s'",
+		    is_scalar(v[0]) ? sval(v[0]) : kind(v[0]));
+	sh->name = xstrdup(sval(v[0]));
+	for (i = 0; i < (size_t)(sh - cfg->shapes); i++)
+		if (!strcmp(cfg->shapes[i].name, sh->name))
+			return err_node(s, v[0], "duplicate shape '%s' (first at line %d)",
+			                sh->name, cfg->shapes[i].line);
+	for (i = 0; i < pb->ndims; i++) {
+		if (!v[1 + i])
+			return err_node(s, n, "shape '%s' is missing dim '%s'", sh->name,
+			                pb->dims[i]);
+		if (get_ll(s, v[1 + i], pb->dims[i], 1, LLONG_MAX, &sh->dims[i]) < 0)
+			return -1;
+	}
+	msg[0] = '\0';
+	if (pb->validate_shape(sh->dims, msg, sizeof(msg)) < 0)
+		return err_node(s, n, "shape '%s': %s", sh->name, *msg ? msg : "not supported");
+	return 0;
+}
+
+static int load_shapes(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
+{
+	size_t i, cnt;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return err_node(s, n, "'shapes' must be a list of shapes, got a %s", kind(n));
+	cnt = seq_len(n);
+	if (!cnt)
+		return err_node(s, n, "'shapes' must name at least one shape");
+	for (i = 0; i < cnt; i++) {
+		yaml_node_t *it = seq_at(s, n, i);
+
+		if (i == TUNER_MAX_SHAPES)
+			return err_node(s, it, "more than %d shapes", TUNER_MAX_SHAPES);
+		cfg->nshapes = i + 1;
+		if (load_shape(s, it, cfg, &cfg->shapes[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_template(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
+{
+	char *rel, *dir, *text;
+	size_t len;
+	int ret;
+
+	if (get_string(s, n, "template", &rel) < 0)
+		return -1;
+	dir = path_dirname(s->path);
+	cfg->template_path = path_join(dir, rel);
+	free(dir);
+	if (read_file(cfg->template_path, &text, &len) < 0) {
+		err_node(s, n, "cannot read template '%s': %s", rel, strerror(errno));
+		free(rel);
+		return -1;
+	}
+	free(rel);
+	ret = family_load_text(cfg->template_path, text, len, &cfg->fam);
+	free(text);
+	return ret;
+}
+
+static void config_defaults(struct config *cfg)
+{
+	cfg->rel_l2 = 1e-2;
+	cfg->max_abs = 2e-2;
+	cfg->check_seeds = 2;
+	cfg->generations = 10;
+	cfg->population = 16;
+	cfg->elite = 3;
+	cfg->margin = 0.03;
+	cfg->warmup = 10;
+	cfg->repeats = 30;
+	cfg->launches = 20;
+	cfg->l2 = L2_COLD;
+	cfg->timeout_s = 20;
+	cfg->jobs = 0;
+	cfg->max_spill_bytes = 0;
+	cfg->sanitize = SANITIZE_ELITE;
+	cfg->seed = 1;
+}
+
+/*
+ * The settings come first, then the sidecar, then the shapes (whose dims the
+ * sidecar's problem names), so a typo in the job is reported before anything
+ * is read from the template.
+ */
+static int config_parse(struct ysrc *s, struct config *cfg)
+{
+	yaml_node_t *v[CK_COUNT], *root;
+	int e;
+
+	if (ysrc_load(s) < 0)
+		return -1;
+	root = yaml_document_get_root_node(&s->doc);
+	if (!root)
+		return err_pos(s, 1, 1, "empty config (expected 'template', 'arch' and 'shapes')");
+	if (map_fields(s, root, "", config_keys, CK_COUNT, v, NULL) < 0 ||
+	    need(s, root, "", "template", v[CK_TEMPLATE]) < 0 ||
+	    need(s, root, "", "arch", v[CK_ARCH]) < 0 ||
+	    need(s, root, "", "shapes", v[CK_SHAPES]) < 0)
+		return -1;
+	if (!is_scalar(v[CK_ARCH]) || is_null(v[CK_ARCH]))
+		return err_node(s, v[CK_ARCH], "'arch' must be a name, got a %s", kind(v[CK_ARCH]));
+	if (arch_lookup(sval(v[CK_ARCH]), &cfg->arch) < 0)
+		return err_node(s, v[CK_ARCH], "unknown arch '%.80s' (known: %s)", sval(v[CK_ARCH]),
+		                arch_known_names());
+	if (v[CK_LIMITS] && load_limits(s, v[CK_LIMITS], &cfg->arch) < 0)
+		return -1;
+	if ((v[CK_CORRECTNESS] && load_correctness(s, v[CK_CORRECTNESS], cfg) < 0) ||
+	    (v[CK_BUDGET] && load_budget(s, v[CK_BUDGET], cfg) < 0) ||
+	    (v[CK_TIMING] && load_timing(s, v[CK_TIMING], cfg) < 0) ||
+	    (v[CK_COMPILE] && load_compile(s, v[CK_COMPILE], cfg) < 0))
+		return -1;
+	if (v[CK_SANITIZE]) {
+		if (get_enum(s, v[CK_SANITIZE], "sanitize", sanitize_names,
+		             ARRAY_SIZE(sanitize_names), &e) < 0)
+			return -1;
+		cfg->sanitize = e == 0 ? SANITIZE_NEVER : e == 1 ? SANITIZE_ELITE : SANITIZE_EVERY;
+	}
+	e = 0;
+	if (v[CK_STRATEGY] && get_enum(s, v[CK_STRATEGY], "strategy", strategy_names,
+	                               ARRAY_SIZE(strategy_names), &e) < 0)
+		return -1;
+	cfg->strategy = xstrdup(strategy_names[e]);
+	if (v[CK_SEED] && load_seed(s, v[CK_SEED], cfg) < 0)
+		return -1;
+	if (load_template(s, v[CK_TEMPLATE], cfg) < 0)
+		return -1;
+	return load_shapes(s, v[CK_SHAPES], cfg);
+}
+
+int config_load(const char *path, struct config *cfg)
+{
+	struct ysrc s;
+	size_t len;
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	config_defaults(cfg);
+	if (read_file(path, &cfg->text, &len) < 0) {
+		error("cannot read config '%s': %s", path, strerror(errno));
+		config_release(cfg);
+		return -1;
+	}
+	cfg->path = xstrdup(path);
+	memset(&s, 0, sizeof(s));
+	s.path = cfg->path;
+	s.text = cfg->text;
+	s.len = len;
+	ret = config_parse(&s, cfg);
+	ysrc_release(&s);
+	if (ret < 0)
+		config_release(cfg);
+	return ret;
+}
+
+void config_release(struct config *cfg)
+{
+	size_t i;
+
+	free(cfg->path);
+	free(cfg->text);
+	free(cfg->template_path);
+	family_release(&cfg->fam);
+	for (i = 0; i < cfg->nshapes; i++)
+		free(cfg->shapes[i].name);
+	free(cfg->strategy);
+	memset(cfg, 0, sizeof(*cfg));
+}

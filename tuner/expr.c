@@ -1,0 +1,883 @@
+/* A small recursive-descent parser and checked evaluator for C-syntax integer expressions. */
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/common.h"
+#include "tuner/expr.h"
+
+/*
+ * Nesting limits keep both the parser and the evaluator off the end of the
+ * stack: EXPR_MAX_NEST bounds parser recursion (parentheses, unary chains,
+ * call arguments, ?:), EXPR_MAX_DEPTH bounds the height of the tree, which
+ * left-associative chains such as 1+1+...+1 grow without parser recursion.
+ */
+#define EXPR_MAX_NEST  200
+#define EXPR_MAX_DEPTH 1000
+
+/* ------------------------------------------------------------------ tokens */
+
+enum tok_kind {
+	T_EOF,
+	T_NUM,
+	T_IDENT,
+	T_LPAREN,
+	T_RPAREN,
+	T_COMMA,
+	T_QUEST,
+	T_COLON,
+	T_PLUS,
+	T_MINUS,
+	T_STAR,
+	T_SLASH,
+	T_PERCENT,
+	T_NOT,
+	T_LT,
+	T_LE,
+	T_GT,
+	T_GE,
+	T_EQ,
+	T_NE,
+	T_AND,
+	T_OR,
+};
+
+struct token {
+	enum tok_kind kind;
+	size_t off; /* byte offset into the source */
+	size_t len;
+	long long value; /* T_NUM */
+};
+
+/* ------------------------------------------------------------------- tree */
+
+enum node_kind { N_NUM, N_VAR, N_UNARY, N_BINARY, N_COND, N_CALL };
+
+enum func { F_MIN, F_MAX, F_CEIL_DIV };
+
+static const struct {
+	const char *name;
+	enum func fn;
+	int nargs;
+} funcs[] = {
+    {"min", F_MIN, 2},
+    {"max", F_MAX, 2},
+    {"ceil_div", F_CEIL_DIV, 2},
+};
+
+struct node {
+	enum node_kind kind;
+	enum tok_kind op; /* N_UNARY, N_BINARY */
+	enum func fn;     /* N_CALL */
+	int col;          /* 1-based column of the token that names the node */
+	int depth;        /* height of the subtree, 1 for a leaf */
+	long long value;  /* N_NUM */
+	char *name;       /* N_VAR, N_CALL */
+	struct node *kid[3];
+};
+
+struct expr {
+	char *text;
+	struct node *root;
+};
+
+static void set_err(struct expr_err *err, int col, const char *fmt, ...) TUNER_PRINTF(3, 4);
+
+static void set_err(struct expr_err *err, int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	err->col = col;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+static void node_free(struct node *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(n->kid); i++)
+		node_free(n->kid[i]);
+	free(n->name);
+	free(n);
+}
+
+/* ------------------------------------------------------------------ lexer */
+
+struct lexer {
+	const char *src;
+	struct token *toks;
+	size_t nr, alloc;
+};
+
+static int is_ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+
+static int is_ident_char(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* Describe the character at s for a message: printable ones as themselves, others as \xNN. */
+static const char *char_desc(unsigned char c, char buf[8])
+{
+	if (isprint(c))
+		snprintf(buf, 8, "%c", c);
+	else
+		snprintf(buf, 8, "\\x%02x", c);
+	return buf;
+}
+
+/* Scan a C integer constant (decimal, 0x hex, 0 octal) starting at src[*pos]. */
+static int lex_number(const char *src, size_t *pos, long long *out, struct expr_err *err)
+{
+	size_t start = *pos, i = *pos;
+	unsigned base = 10;
+	unsigned long long v = 0;
+	int digits = 0, too_big = 0;
+
+	if (src[i] == '0' && (src[i + 1] == 'x' || src[i + 1] == 'X')) {
+		base = 16;
+		i += 2;
+	} else if (src[i] == '0') {
+		base = 8;
+	}
+	for (;; i++) {
+		int c = (unsigned char)src[i];
+		unsigned d;
+
+		if (isdigit(c))
+			d = (unsigned)(c - '0');
+		else if (base == 16 && isxdigit(c))
+			d = (unsigned)(tolower(c) - 'a' + 10);
+		else
+			break;
+		if (d >= base) {
+			set_err(err, (int)i + 1, "invalid digit '%c' in octal constant", c);
+			return -1;
+		}
+		digits++;
+		if (v > ((unsigned long long)LLONG_MAX - d) / base)
+			too_big = 1;
+		else
+			v = v * base + d;
+	}
+	if (base == 16 && !digits) {
+		set_err(err, (int)start + 1, "invalid hexadecimal constant");
+		return -1;
+	}
+	if (is_ident_char((unsigned char)src[i])) {
+		size_t e = i;
+
+		while (is_ident_char((unsigned char)src[e]))
+			e++;
+		set_err(err, (int)i + 1, "invalid suffix '%.*s' on integer constant",
+		        (int)(e - i > 20 ? 20 : e - i), src + i);
+		return -1;
+	}
+	if (too_big) {
+		set_err(err, (int)start + 1, "integer constant '%.*s' is too large",
+		        (int)(i - start > 40 ? 40 : i - start), src + start);
+		return -1;
+	}
+	*pos = i;
+	*out = (long long)v;
+	return 0;
+}
+
+static void push(struct lexer *lx, enum tok_kind kind, size_t off, size_t len, long long value)
+{
+	ALLOC_GROW(lx->toks, lx->nr + 1, lx->alloc);
+	lx->toks[lx->nr].kind = kind;
+	lx->toks[lx->nr].off = off;
+	lx->toks[lx->nr].len = len;
+	lx->toks[lx->nr].value = value;
+	lx->nr++;
+}
+
+/* Split the source into tokens, ending with T_EOF; -1 with err on a lexical error. */
+static int lex(struct lexer *lx, struct expr_err *err)
+{
+	const char *s = lx->src;
+	size_t i = 0;
+
+	for (;;) {
+		unsigned char c = (unsigned char)s[i];
+		enum tok_kind k;
+		size_t len = 1;
+		char buf[8];
+
+		if (c && isspace(c)) {
+			i++;
+			continue;
+		}
+		if (!c) {
+			push(lx, T_EOF, i, 0, 0);
+			return 0;
+		}
+		if (isdigit(c)) {
+			size_t start = i;
+			long long v;
+
+			if (lex_number(s, &i, &v, err) < 0)
+				return -1;
+			push(lx, T_NUM, start, i - start, v);
+			continue;
+		}
+		if (is_ident_start(c)) {
+			size_t start = i;
+
+			while (is_ident_char((unsigned char)s[i]))
+				i++;
+			push(lx, T_IDENT, start, i - start, 0);
+			continue;
+		}
+		switch (c) {
+		case '(':
+			k = T_LPAREN;
+			break;
+		case ')':
+			k = T_RPAREN;
+			break;
+		case ',':
+			k = T_COMMA;
+			break;
+		case '?':
+			k = T_QUEST;
+			break;
+		case ':':
+			k = T_COLON;
+			break;
+		case '+':
+			k = T_PLUS;
+			break;
+		case '-':
+			k = T_MINUS;
+			break;
+		case '*':
+			k = T_STAR;
+			break;
+		case '/':
+			k = T_SLASH;
+			break;
+		case '%':
+			k = T_PERCENT;
+			break;
+		case '!':
+			k = s[i + 1] == '=' ? T_NE : T_NOT;
+			break;
+		case '<':
+			k = s[i + 1] == '=' ? T_LE : T_LT;
+			break;
+		case '>':
+			k = s[i + 1] == '=' ? T_GE : T_GT;
+			break;
+		case '=':
+			if (s[i + 1] != '=') {
+				set_err(err, (int)i + 1,
+				        "unexpected character '=' (did you mean '=='?)");
+				return -1;
+			}
+			k = T_EQ;
+			break;
+		case '&':
+			if (s[i + 1] != '&') {
+				set_err(err, (int)i + 1,
+				        "unexpected character '&' (did you mean '&&'?)");
+				return -1;
+			}
+			k = T_AND;
+			break;
+		case '|':
+			if (s[i + 1] != '|') {
+				set_err(err, (int)i + 1,
+				        "unexpected character '|' (did you mean '||'?)");
+				return -1;
+			}
+			k = T_OR;
+			break;
+		default:
+			set_err(err, (int)i + 1, "unexpected character '%s'", char_desc(c, buf));
+			return -1;
+		}
+		if (k == T_NE || k == T_LE || k == T_GE || k == T_EQ || k == T_AND || k == T_OR)
+			len = 2;
+		push(lx, k, i, len, 0);
+		i += len;
+	}
+}
+
+/* ----------------------------------------------------------------- parser */
+
+struct parser {
+	const char *src;
+	const struct token *toks;
+	size_t pos;
+	int nest;
+	struct expr_err *err;
+};
+
+static const struct token *peek(const struct parser *p)
+{
+	return &p->toks[p->pos];
+}
+
+static int tok_col(const struct token *t)
+{
+	return (int)t->off + 1;
+}
+
+/* Report that the current token was not what the grammar wanted. */
+static struct node *unexpected(struct parser *p)
+{
+	const struct token *t = peek(p);
+
+	if (t->kind == T_EOF)
+		set_err(p->err, tok_col(t), "unexpected end of expression");
+	else
+		set_err(p->err, tok_col(t), "unexpected '%.*s'", (int)(t->len > 40 ? 40 : t->len),
+		        p->src + t->off);
+	return NULL;
+}
+
+static int expect(struct parser *p, enum tok_kind kind, const char *what)
+{
+	if (peek(p)->kind == kind) {
+		p->pos++;
+		return 0;
+	}
+	set_err(p->err, tok_col(peek(p)), "expected '%s'", what);
+	return -1;
+}
+
+static struct node *new_node(struct parser *p, enum node_kind kind, int col, struct node *a,
+                             struct node *b, struct node *c)
+{
+	struct node *n = xcalloc(1, sizeof(*n));
+	int depth = 0;
+
+	n->kind = kind;
+	n->col = col;
+	n->kid[0] = a;
+	n->kid[1] = b;
+	n->kid[2] = c;
+	for (size_t i = 0; i < ARRAY_SIZE(n->kid); i++)
+		if (n->kid[i] && n->kid[i]->depth > depth)
+			depth = n->kid[i]->depth;
+	n->depth = depth + 1;
+	if (n->depth > EXPR_MAX_DEPTH) {
+		set_err(p->err, col, "expression too deeply nested (more than %d levels)",
+		        EXPR_MAX_DEPTH);
+		node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static int enter(struct parser *p)
+{
+	if (++p->nest > EXPR_MAX_NEST) {
+		set_err(p->err, tok_col(peek(p)),
+		        "expression too deeply nested (more than %d levels)", EXPR_MAX_NEST);
+		return -1;
+	}
+	return 0;
+}
+
+static struct node *parse_cond(struct parser *p);
+
+static int binary_prec(enum tok_kind k)
+{
+	switch (k) {
+	case T_OR:
+		return 1;
+	case T_AND:
+		return 2;
+	case T_EQ:
+	case T_NE:
+		return 3;
+	case T_LT:
+	case T_LE:
+	case T_GT:
+	case T_GE:
+		return 4;
+	case T_PLUS:
+	case T_MINUS:
+		return 5;
+	case T_STAR:
+	case T_SLASH:
+	case T_PERCENT:
+		return 6;
+	default:
+		return 0;
+	}
+}
+
+/* name '(' args ')' with the name already consumed. */
+static struct node *parse_call(struct parser *p, const struct token *name)
+{
+	struct node *args[3] = {NULL, NULL, NULL};
+	size_t fi, nargs = 0;
+	struct node *n;
+
+	for (fi = 0; fi < ARRAY_SIZE(funcs); fi++)
+		if (strlen(funcs[fi].name) == name->len &&
+		    !memcmp(funcs[fi].name, p->src + name->off, name->len))
+			break;
+	if (fi == ARRAY_SIZE(funcs)) {
+		char *s = xstrndup(p->src + name->off, name->len);
+		const char *best = NULL;
+		int bestd = 3;
+
+		for (size_t i = 0; i < ARRAY_SIZE(funcs); i++) {
+			int d = edit_distance(s, funcs[i].name);
+
+			if (d < bestd) {
+				bestd = d;
+				best = funcs[i].name;
+			}
+		}
+		if (best)
+			set_err(p->err, tok_col(name),
+			        "unknown function '%.60s' (did you mean '%s'?)", s, best);
+		else
+			set_err(p->err, tok_col(name), "unknown function '%.60s'", s);
+		free(s);
+		return NULL;
+	}
+	p->pos++; /* '(' */
+	if (peek(p)->kind != T_RPAREN) {
+		for (;;) {
+			struct node *a = parse_cond(p);
+
+			if (!a)
+				goto fail;
+			if (nargs < ARRAY_SIZE(args))
+				args[nargs] = a;
+			else
+				node_free(a);
+			nargs++;
+			if (peek(p)->kind != T_COMMA)
+				break;
+			p->pos++;
+		}
+	}
+	if (peek(p)->kind != T_RPAREN) {
+		set_err(p->err, tok_col(peek(p)), "expected ',' or ')' in call to '%s'",
+		        funcs[fi].name);
+		goto fail;
+	}
+	p->pos++;
+	if (nargs != (size_t)funcs[fi].nargs) {
+		set_err(p->err, tok_col(name),
+		        "wrong number of arguments to '%s' (expected %d, got %zu)", funcs[fi].name,
+		        funcs[fi].nargs, nargs);
+		goto fail;
+	}
+	n = new_node(p, N_CALL, tok_col(name), args[0], args[1], args[2]);
+	if (!n)
+		return NULL;
+	n->fn = funcs[fi].fn;
+	n->name = xstrdup(funcs[fi].name);
+	return n;
+fail:
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
+		node_free(args[i]);
+	return NULL;
+}
+
+static struct node *parse_primary(struct parser *p)
+{
+	const struct token *t = peek(p);
+	struct node *n;
+
+	switch (t->kind) {
+	case T_NUM:
+		p->pos++;
+		n = new_node(p, N_NUM, tok_col(t), NULL, NULL, NULL);
+		n->value = t->value;
+		return n;
+	case T_IDENT:
+		p->pos++;
+		if (peek(p)->kind == T_LPAREN)
+			return parse_call(p, t);
+		n = new_node(p, N_VAR, tok_col(t), NULL, NULL, NULL);
+		n->name = xstrndup(p->src + t->off, t->len);
+		return n;
+	case T_LPAREN:
+		p->pos++;
+		n = parse_cond(p);
+		if (!n)
+			return NULL;
+		if (expect(p, T_RPAREN, ")") < 0) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	default:
+		return unexpected(p);
+	}
+}
+
+static struct node *parse_unary(struct parser *p)
+{
+	const struct token *t = peek(p);
+	struct node *a, *n;
+
+	if (t->kind != T_MINUS && t->kind != T_PLUS && t->kind != T_NOT)
+		return parse_primary(p);
+	if (enter(p) < 0)
+		return NULL;
+	p->pos++;
+	a = parse_unary(p);
+	p->nest--;
+	if (!a)
+		return NULL;
+	n = new_node(p, N_UNARY, tok_col(t), a, NULL, NULL);
+	if (n)
+		n->op = t->kind;
+	return n;
+}
+
+/* Precedence climbing over the binary operators, all left-associative. */
+static struct node *parse_binary(struct parser *p, int min_prec)
+{
+	struct node *left = parse_unary(p);
+
+	while (left) {
+		const struct token *op = peek(p);
+		int prec = binary_prec(op->kind);
+		struct node *right;
+
+		if (!prec || prec < min_prec)
+			break;
+		p->pos++;
+		right = parse_binary(p, prec + 1);
+		if (!right) {
+			node_free(left);
+			return NULL;
+		}
+		left = new_node(p, N_BINARY, tok_col(op), left, right, NULL);
+		if (left)
+			left->op = op->kind;
+	}
+	return left;
+}
+
+/* cond ? expr : expr, right-associative, the lowest precedence in the grammar. */
+static struct node *parse_cond(struct parser *p)
+{
+	struct node *c, *a = NULL, *b = NULL, *n = NULL;
+	const struct token *q;
+
+	if (enter(p) < 0)
+		return NULL;
+	c = parse_binary(p, 1);
+	if (!c || peek(p)->kind != T_QUEST) {
+		p->nest--;
+		return c;
+	}
+	q = peek(p);
+	p->pos++;
+	a = parse_cond(p);
+	if (!a)
+		goto out;
+	if (expect(p, T_COLON, ":") < 0)
+		goto out;
+	b = parse_cond(p);
+	if (!b)
+		goto out;
+	n = new_node(p, N_COND, tok_col(q), c, a, b);
+	p->nest--;
+	return n;
+out:
+	p->nest--;
+	node_free(c);
+	node_free(a);
+	node_free(b);
+	return NULL;
+}
+
+struct expr *expr_parse(const char *src, struct expr_err *err)
+{
+	struct lexer lx = {src, NULL, 0, 0};
+	struct parser p;
+	struct node *root = NULL;
+	struct expr *e;
+
+	if (err) {
+		err->col = 0;
+		err->msg[0] = '\0';
+	}
+	if (!src) {
+		set_err(err, 0, "no expression");
+		return NULL;
+	}
+	if (lex(&lx, err) < 0)
+		goto fail;
+	if (lx.toks[0].kind == T_EOF) {
+		set_err(err, 1, "empty expression");
+		goto fail;
+	}
+	p.src = src;
+	p.toks = lx.toks;
+	p.pos = 0;
+	p.nest = 0;
+	p.err = err;
+	root = parse_cond(&p);
+	if (!root)
+		goto fail;
+	if (peek(&p)->kind != T_EOF) {
+		unexpected(&p);
+		goto fail;
+	}
+	free(lx.toks);
+	e = xmalloc(sizeof(*e));
+	e->text = xstrdup(src);
+	e->root = root;
+	return e;
+fail:
+	node_free(root);
+	free(lx.toks);
+	return NULL;
+}
+
+void expr_free(struct expr *e)
+{
+	if (!e)
+		return;
+	node_free(e->root);
+	free(e->text);
+	free(e);
+}
+
+const char *expr_text(const struct expr *e)
+{
+	return e ? e->text : NULL;
+}
+
+/* -------------------------------------------------------------- evaluator */
+
+/* The operators that can overflow. */
+static const char *op_text(enum tok_kind k)
+{
+	return k == T_PLUS ? "+" : k == T_MINUS ? "-" : k == T_STAR ? "*" : "/";
+}
+
+static int lookup(const struct expr_scope *scope, const char *name, long long *out)
+{
+	for (; scope; scope = scope->next)
+		for (size_t i = 0; i < scope->n; i++)
+			if (scope->vars[i].name && !strcmp(scope->vars[i].name, name)) {
+				*out = scope->vars[i].value;
+				return 0;
+			}
+	return -1;
+}
+
+static int overflow(struct expr_err *err, const struct node *n, long long a, long long b)
+{
+	set_err(err, n->col, "signed overflow in %lld %s %lld", a, op_text(n->op), b);
+	return -1;
+}
+
+static int eval(const struct node *n, const struct expr_scope *scope, long long *out,
+                struct expr_err *err);
+
+static int eval_binary(const struct node *n, const struct expr_scope *scope, long long *out,
+                       struct expr_err *err)
+{
+	long long a, b;
+
+	if (eval(n->kid[0], scope, &a, err) < 0)
+		return -1;
+	if (n->op == T_AND || n->op == T_OR) {
+		if ((n->op == T_AND && !a) || (n->op == T_OR && a)) {
+			*out = n->op == T_OR;
+			return 0;
+		}
+		if (eval(n->kid[1], scope, &b, err) < 0)
+			return -1;
+		*out = b != 0;
+		return 0;
+	}
+	if (eval(n->kid[1], scope, &b, err) < 0)
+		return -1;
+	switch (n->op) {
+	case T_PLUS:
+		if (__builtin_add_overflow(a, b, out))
+			return overflow(err, n, a, b);
+		return 0;
+	case T_MINUS:
+		if (__builtin_sub_overflow(a, b, out))
+			return overflow(err, n, a, b);
+		return 0;
+	case T_STAR:
+		if (__builtin_mul_overflow(a, b, out))
+			return overflow(err, n, a, b);
+		return 0;
+	case T_SLASH:
+	case T_PERCENT:
+		if (!b) {
+			set_err(err, n->col, "%s by zero",
+			        n->op == T_SLASH ? "division" : "modulo");
+			return -1;
+		}
+		/*
+		 * LLONG_MIN / -1 does not fit; the remainder is 0 mathematically,
+		 * though C leaves both undefined (and x86 traps on them).
+		 */
+		if (a == LLONG_MIN && b == -1) {
+			if (n->op == T_SLASH)
+				return overflow(err, n, a, b);
+			*out = 0;
+			return 0;
+		}
+		*out = n->op == T_SLASH ? a / b : a % b;
+		return 0;
+	case T_LT:
+		*out = a < b;
+		return 0;
+	case T_LE:
+		*out = a <= b;
+		return 0;
+	case T_GT:
+		*out = a > b;
+		return 0;
+	case T_GE:
+		*out = a >= b;
+		return 0;
+	case T_EQ:
+		*out = a == b;
+		return 0;
+	case T_NE:
+		*out = a != b;
+		return 0;
+	default:
+		BUG("unknown binary operator %d", (int)n->op);
+	}
+}
+
+static int eval_call(const struct node *n, const struct expr_scope *scope, long long *out,
+                     struct expr_err *err)
+{
+	long long a, b;
+
+	if (eval(n->kid[0], scope, &a, err) < 0 || eval(n->kid[1], scope, &b, err) < 0)
+		return -1;
+	switch (n->fn) {
+	case F_MIN:
+		*out = a < b ? a : b;
+		return 0;
+	case F_MAX:
+		*out = a > b ? a : b;
+		return 0;
+	case F_CEIL_DIV:
+		if (b <= 0) {
+			set_err(err, n->col, "ceil_div divisor must be positive, got %lld", b);
+			return -1;
+		}
+		/* C division truncates toward zero, which is already the ceiling for a < 0. */
+		*out = a / b + (a % b > 0);
+		return 0;
+	}
+	BUG("unknown function %d", (int)n->fn);
+}
+
+static int eval(const struct node *n, const struct expr_scope *scope, long long *out,
+                struct expr_err *err)
+{
+	long long a;
+
+	switch (n->kind) {
+	case N_NUM:
+		*out = n->value;
+		return 0;
+	case N_VAR:
+		if (lookup(scope, n->name, out) < 0) {
+			set_err(err, n->col, "unknown name '%.100s'", n->name);
+			return -1;
+		}
+		return 0;
+	case N_UNARY:
+		if (eval(n->kid[0], scope, &a, err) < 0)
+			return -1;
+		if (n->op == T_NOT) {
+			*out = !a;
+		} else if (n->op == T_PLUS) {
+			*out = a;
+		} else {
+			if (a == LLONG_MIN) {
+				set_err(err, n->col, "signed overflow in -(%lld)", a);
+				return -1;
+			}
+			*out = -a;
+		}
+		return 0;
+	case N_BINARY:
+		return eval_binary(n, scope, out, err);
+	case N_COND:
+		if (eval(n->kid[0], scope, &a, err) < 0)
+			return -1;
+		return eval(n->kid[a ? 1 : 2], scope, out, err);
+	case N_CALL:
+		return eval_call(n, scope, out, err);
+	}
+	BUG("unknown expression node %d", (int)n->kind);
+}
+
+int expr_eval(const struct expr *e, const struct expr_scope *scope, long long *out,
+              struct expr_err *err)
+{
+	long long v;
+
+	if (err) {
+		err->col = 0;
+		err->msg[0] = '\0';
+	}
+	if (!e) {
+		set_err(err, 0, "no expression");
+		return -1;
+	}
+	if (eval(e->root, scope, &v, err) < 0)
+		return -1;
+	if (out)
+		*out = v;
+	return 0;
+}
+
+/* ------------------------------------------------------------ identifiers */
+
+static int foreach_ident(const struct node *n, int (*fn)(const char *name, int col, void *ctx),
+                         void *ctx)
+{
+	int ret;
+
+	if (!n)
+		return 0;
+	if (n->kind == N_VAR)
+		return fn(n->name, n->col, ctx);
+	/* Children are stored in source order, so a pre-order walk visits names left to right. */
+	for (size_t i = 0; i < ARRAY_SIZE(n->kid); i++) {
+		ret = foreach_ident(n->kid[i], fn, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int expr_foreach_ident(const struct expr *e, int (*fn)(const char *name, int col, void *ctx),
+                       void *ctx)
+{
+	if (!e || !fn)
+		return 0;
+	return foreach_ident(e->root, fn, ctx);
+}
