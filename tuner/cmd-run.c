@@ -154,6 +154,21 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 
 /* ------------------------------------------------------------ progress */
 
+/*
+ * Testing hook: TUNER_TEST_SIGNAL="N:SIG" raises signal SIG right after the
+ * N-th verdict of this process is recorded (9: a kill in mid-generation).
+ */
+static long long test_signal_after = -1;
+static int test_signal;
+
+static void test_signal_init(void)
+{
+	const char *env = getenv("TUNER_TEST_SIGNAL");
+
+	if (env && sscanf(env, "%lld:%d", &test_signal_after, &test_signal) != 2)
+		test_signal_after = -1;
+}
+
 struct progress {
 	int tty;
 	double start;
@@ -188,6 +203,8 @@ static void progress_tick(void *ctx, const struct evaluation *ev)
 	double eta;
 
 	pr->done++;
+	if (st->evaluated == test_signal_after)
+		raise(test_signal);
 	if (ev->ranked && ev->m.fitness > pr->best)
 		pr->best = ev->m.fitness;
 	if (!pr->tty)
@@ -288,7 +305,7 @@ static int open_replay(const char *path, const struct config *cfg, const char *s
 		error("cannot read the recording '%s': %s", path, strerror(errno));
 		return EX_NOINPUT;
 	}
-	if (db_open(path, out) < 0)
+	if (db_open_readonly(path, out) < 0)
 		return EX_DATAERR;
 	memset(&m, 0, sizeof(m));
 	if (db_exec_callback(*out,
@@ -523,7 +540,7 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 		size_t n, done, i, nel, ok = 0;
 		double t0 = now_seconds();
 
-		nel = search_elite(s, el, ARRAY_SIZE(el));
+		nel = search_pool(s, el, ARRAY_SIZE(el));
 		for (i = 0; i < nel; i++)
 			elite_ids[i] = el[i]->id;
 		n = search_propose(s, gen, cands, (size_t)rs->population, NULL, NULL);
@@ -654,6 +671,7 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 		goto fail;
 	}
 	install_signals();
+	test_signal_init();
 	db_run_set_status(rs.db, rs.run_id, "running");
 	rc = search_loop(&rs, &p, &gens);
 	if (rc > 0)

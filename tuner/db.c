@@ -414,6 +414,50 @@ fail:
 	return -1;
 }
 
+int db_open_readonly(const char *path, struct db **out)
+{
+	struct strbuf uri = STRBUF_INIT;
+	struct db *db;
+	sqlite3 *h = NULL;
+	const char *c;
+	int rc, v;
+
+	*out = NULL;
+	if (access(path, R_OK) < 0)
+		return error("cannot read database '%s': %s", path, strerror(errno));
+	/* immutable: no locks, no -wal or -shm beside a file that may sit in a read-only tree */
+	sb_adds(&uri, "file:");
+	for (c = path; *c; c++) {
+		if (*c == '?' || *c == '#' || *c == '%')
+			sb_addf(&uri, "%%%02X", (unsigned char)*c);
+		else
+			sb_add(&uri, c, 1);
+	}
+	sb_adds(&uri, "?immutable=1");
+	rc = sqlite3_open_v2(uri.buf, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	sb_release(&uri);
+	if (rc != SQLITE_OK) {
+		error("cannot open database '%s': %s", path,
+		      h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+		sqlite3_close(h);
+		return -1;
+	}
+	db = xcalloc(1, sizeof(*db));
+	db->h = h;
+	db->path = xstrdup(path);
+	v = user_version(db);
+	if (v < 1 || v > db_sql_version) {
+		if (v >= 0)
+			error("'%s' is not a tuner database this version can read (schema version %d, "
+			      "this tuner knows 1 to %d)",
+			      path, v, db_sql_version);
+		db_close(db);
+		return -1;
+	}
+	*out = db;
+	return 0;
+}
+
 /* Join a NULL-terminated array of lines from tuner/db-sql.c. */
 static char *join_lines(const char *const *lines)
 {

@@ -22,6 +22,14 @@
 #define RANDOM_TRIES 256
 /* Spaces up to this many points are scanned when random draws keep hitting old or invalid ones. */
 #define SCAN_LIMIT     (1ULL << 20)
+/*
+ * Parents come from a breeding pool: the best correct variants seen, at least
+ * the elite's K. The elite is what the run reports and must be earned (the
+ * admission margin, beyond noise); a close runner-up is still a good parent.
+ */
+#define POOL_MIN 8
+/* Slots of each generation kept from local moves for tournament breeding (mutation, crossover). */
+#define NEIGHBOUR_RESERVE 1
 #define DEFAULT_ELITE  3
 #define DEFAULT_MARGIN 0.03
 
@@ -157,6 +165,8 @@ struct search {
 	struct member *elite;       /* best first, at most k */
 	const struct member **ptrs; /* k pointers for evolve_admits */
 	size_t nelite;
+	struct member *pool;       /* breeding pool, best first */
+	size_t npool, pool_cap;
 	struct vset known;         /* proposed, observed, or reported seen */
 	unsigned long long size;   /* points in the declared space */
 	unsigned long long cursor; /* exhaustive: the next space_point index */
@@ -199,6 +209,8 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 	s->margin = isfinite(cfg->margin) && cfg->margin >= 0 ? cfg->margin : DEFAULT_MARGIN;
 	s->elite = xcalloc(s->k, sizeof(*s->elite));
 	s->ptrs = xcalloc(s->k, sizeof(*s->ptrs));
+	s->pool_cap = s->k > POOL_MIN ? s->k : POOL_MIN;
+	s->pool = xcalloc(s->pool_cap, sizeof(*s->pool));
 	memset(&s->baseline_va, 0, sizeof(s->baseline_va));
 	space_baseline(s->fam, &s->baseline_va);
 	normalize(s, &s->baseline_va);
@@ -213,6 +225,7 @@ void search_free(struct search *s)
 	vset_release(&s->known);
 	free(s->elite);
 	free(s->ptrs);
+	free(s->pool);
 	free(s);
 }
 
@@ -313,13 +326,13 @@ static int random_new(struct search *s, struct variant *out, seen_fn seen, void 
 
 /* ------------------------------------------------------------ breeding */
 
-/* The better of TOURNAMENT members drawn with replacement: the elite is sorted, lower is better. */
+/* The better of TOURNAMENT members drawn with replacement: the pool is sorted, lower is better. */
 static size_t tournament(struct search *s)
 {
-	size_t best = (size_t)rng_below(&s->rng, s->nelite), i, c;
+	size_t best = (size_t)rng_below(&s->rng, s->npool), i, c;
 
 	for (i = 1; i < TOURNAMENT; i++) {
-		c = (size_t)rng_below(&s->rng, s->nelite);
+		c = (size_t)rng_below(&s->rng, s->npool);
 		if (c < best)
 			best = c;
 	}
@@ -386,23 +399,88 @@ static int breed(struct search *s, struct candidate *c, seen_fn seen, void *ctx)
 
 	for (t = 0; t < BREED_TRIES; t++) {
 		a = tournament(s);
-		if (s->nelite >= 2 && rng_double(&s->rng) < CROSSOVER_P) {
+		if (s->npool >= 2 && rng_double(&s->rng) < CROSSOVER_P) {
 			b = tournament(s);
 			if (b == a)
-				b = (a + 1 + (size_t)rng_below(&s->rng, s->nelite - 1)) % s->nelite;
-			crossover(s, &s->elite[a].va, &s->elite[b].va, &child);
+				b = (a + 1 + (size_t)rng_below(&s->rng, s->npool - 1)) % s->npool;
+			crossover(s, &s->pool[a].va, &s->pool[b].va, &child);
 			if (is_new_valid(s, &child, seen, ctx)) {
 				emit(s, c, &child, ORIGIN_CROSSOVER, (int)a, (int)b);
 				return 1;
 			}
 			continue;
 		}
-		mutate(s, &s->elite[a].va, &child);
+		mutate(s, &s->pool[a].va, &child);
 		if (is_new_valid(s, &child, seen, ctx)) {
 			emit(s, c, &child, ORIGIN_MUTATION, (int)a, -1);
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/* child = va with param i moved step domain positions; 0 when that leaves the domain. */
+static int step_param(const struct family *fam, const struct variant *va, size_t i, int step,
+                      struct variant *child)
+{
+	const struct param *p = &fam->params[i];
+	long long idx = domain_index(p, va->v[i]);
+
+	if (idx < 0 || idx + step < 0 || idx + step >= (long long)p->nvalues)
+		return 0;
+	*child = *va;
+	child->v[i] = p->values[idx + step];
+	return 1;
+}
+
+/* The next unseen valid variant one domain step from va in one param (dist 1) or two (dist 2). */
+static int neighbour_of(struct search *s, const struct variant *va, int dist, struct variant *out,
+                        seen_fn seen, void *ctx)
+{
+	size_t n = s->fam->nparams, i, j;
+	struct variant one;
+	int a, b;
+
+	for (i = 0; i < n; i++)
+		for (a = -1; a <= 1; a += 2) {
+			if (!step_param(s->fam, va, i, a, &one))
+				continue;
+			if (dist == 1) {
+				if (is_new_valid(s, &one, seen, ctx)) {
+					*out = one;
+					return 1;
+				}
+				continue;
+			}
+			for (j = i + 1; j < n; j++)
+				for (b = -1; b <= 1; b += 2)
+					if (step_param(s->fam, &one, j, b, out) &&
+					    is_new_valid(s, out, seen, ctx))
+						return 1;
+		}
+	return 0;
+}
+
+/*
+ * Best-first local search over the breeding pool: the next unseen valid
+ * neighbour one step away (in one param) from the best member that still has
+ * one, else two steps away (two params at once, which crosses the valleys
+ * that coupled params make, such as a block size and the warps that must
+ * divide it, or a swizzle and a padding that do the same job). 0 when the
+ * pool's neighbourhoods are spent.
+ */
+static int best_neighbour(struct search *s, struct candidate *c, seen_fn seen, void *ctx)
+{
+	struct variant child;
+	size_t r;
+	int dist;
+
+	for (r = 0; r < s->npool; r++)
+		for (dist = 1; dist <= 2; dist++)
+			if (neighbour_of(s, &s->pool[r].va, dist, &child, seen, ctx)) {
+				emit(s, c, &child, ORIGIN_MUTATION, (int)r, -1);
+				return 1;
+			}
 	return 0;
 }
 
@@ -458,8 +536,12 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 			emit(s, &out[n++], &va, ORIGIN_RANDOM, -1, -1);
 		break;
 	case STRATEGY_EVOLVE:
+		/* exploit first: the best's unseen neighbours, up to a share of the generation */
+		while (generation > 0 && s->npool && n + NEIGHBOUR_RESERVE < max &&
+		       best_neighbour(s, &out[n], seen, ctx))
+			n++;
 		while (n < max) {
-			if (generation > 0 && s->nelite && !dry) {
+			if (generation > 0 && s->npool && !dry) {
 				if (breed(s, &out[n], seen, ctx)) {
 					n++;
 					continue;
@@ -582,6 +664,25 @@ int evolve_admits(const struct member *const *elite, size_t n, size_t k, const s
 
 /* ---------------------------------------------------------- observing */
 
+/* Keep the pool_cap best correct variants, best first. */
+static void pool_add(struct search *s, const struct member *m)
+{
+	size_t i;
+
+	if (isnan(m->fitness))
+		return;
+	for (i = 0; i < s->npool; i++)
+		if (variant_same(&s->pool[i].va, &m->va))
+			return;
+	if (s->npool < s->pool_cap)
+		s->pool[s->npool++] = *m;
+	else if (member_cmp(m, &s->pool[s->npool - 1]) < 0)
+		s->pool[s->npool - 1] = *m;
+	else
+		return;
+	qsort(s->pool, s->npool, sizeof(*s->pool), member_qsort_cmp);
+}
+
 int search_observe(struct search *s, const struct variant *va, const struct member *m)
 {
 	struct member cand;
@@ -602,6 +703,7 @@ int search_observe(struct search *s, const struct variant *va, const struct memb
 		s->baseline = cand;
 		s->have_baseline = 1;
 	}
+	pool_add(s, &cand);
 	for (i = 0; i < s->nelite; i++) {
 		if (variant_same(&s->elite[i].va, &v)) {
 			snprintf(s->why, sizeof(s->why), "refused: already in the elite");
@@ -624,6 +726,15 @@ int search_observe(struct search *s, const struct variant *va, const struct memb
 const char *search_last_why(const struct search *s)
 {
 	return s->why;
+}
+
+size_t search_pool(const struct search *s, const struct member **out, size_t max)
+{
+	size_t i, n = s->npool < max ? s->npool : max;
+
+	for (i = 0; i < n; i++)
+		out[i] = &s->pool[i];
+	return n;
 }
 
 size_t search_elite(const struct search *s, const struct member **out, size_t max)

@@ -16,6 +16,14 @@ struct db;
  */
 int db_open(const char *path, struct db **out);
 void db_close(struct db *db);
+
+/*
+ * Open another tuner's database to read only (a replay's recording): nothing
+ * is written, no -wal or -shm file is created, no migration is applied; a
+ * schema newer than this tuner's is an error. Only db_exec_callback and the
+ * lookups work on it.
+ */
+int db_open_readonly(const char *path, struct db **out);
 int db_schema_version(struct db *db);
 
 /*

@@ -16,7 +16,7 @@ const char *evolve_origin_name(enum origin o);
 struct candidate {
 	struct variant va;
 	enum origin origin;
-	int parent_a, parent_b; /* indices into the elite at proposal time, -1 if none */
+	int parent_a, parent_b; /* indices into the breeding pool at proposal time, -1 if none */
 };
 
 /* An evaluated, correct variant. */
@@ -54,9 +54,11 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
  * Every strategy proposes the baseline first (ORIGIN_BASELINE) until it has
  * been proposed or seen once, since speedups are measured against it.
  * evolve: generation 0 is random configurations that pass every constraint on
- * every shape; later generations breed from the elite (tournament of 2,
- * single-step mutation, uniform crossover) and top up with random ones when
- * breeding runs dry. random: uniform random valid configurations.
+ * every shape. Later generations first take the unseen single-step neighbours
+ * of the best variant so far (up to half the generation), then breed from the
+ * breeding pool (the best correct variants seen, at least K of them; tournament
+ * of 2, single-step mutation, uniform crossover) and top up with random ones
+ * when breeding runs dry. random: uniform random valid configurations.
  * exhaustive: every point of the declared space in space_point order (valid
  * or not: the pipeline's constraint gate records the rejects), across
  * generations until exhausted. Returns 0 once nothing new can be proposed.
@@ -73,6 +75,12 @@ int search_observe(struct search *s, const struct variant *va, const struct memb
 
 /* The one-line reason of the last search_observe() decision ("" before the first). */
 const char *search_last_why(const struct search *s);
+
+/*
+ * The breeding pool, best first: what candidates' parent indices point into.
+ * It holds the elite and the runners-up the admission rule kept out.
+ */
+size_t search_pool(const struct search *s, const struct member **out, size_t max);
 
 /* The elite, best first (ties broken by variant order), at most max; returns how many. */
 size_t search_elite(const struct search *s, const struct member **out, size_t max);

@@ -551,7 +551,10 @@ static struct search *search_with_elite(unsigned long long seed)
 	return s;
 }
 
-/* Mutants step one param to a neighbouring domain value; crossovers mix their parents; all valid.
+/*
+ * Mutants step one param (or two at once: the local moves of the best-first
+ * search) to a neighbouring domain value; crossovers mix their parents; all
+ * valid. Parents index the breeding pool, which here is the elite.
  */
 static void test_mutation_stays_in_domain(void **state)
 {
@@ -564,7 +567,7 @@ static void test_mutation_stays_in_domain(void **state)
 
 	memset(&db, 0, sizeof(db));
 	for (gen = 1; gen < 4; gen++) {
-		assert_int_equal(search_elite(s, elite, 3), 3);
+		assert_int_equal(search_pool(s, elite, 3), 3);
 		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), db_seen, &db);
 		assert_true(n > 0);
 		for (i = 0; i < n; i++) {
@@ -587,7 +590,7 @@ static void test_mutation_stays_in_domain(void **state)
 					changed++;
 					assert_int_equal(abs(idx[k] - pidx[k]), 1);
 				}
-				assert_int_equal(changed, 1);
+				assert_in_range(changed, 1, 2);
 			} else if (c->origin == ORIGIN_CROSSOVER) {
 				crosses++;
 				assert_in_range(c->parent_a, 0, 2);
