@@ -13,17 +13,6 @@
 
 enum format { FORMAT_HEADER, FORMAT_JSON, FORMAT_T4 };
 
-static int parse_positive(const char *flag, const char *s, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	if (errno || end == s || *end || *out < 1)
-		return error("%s needs a positive integer, got '%s'", flag, s);
-	return 0;
-}
-
 /* The document, in out; a sysexits code. */
 static int render(struct db *db, long long run, long long k, enum format format, int per_shape,
                   const char *output, struct strbuf *out)
@@ -72,11 +61,11 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
-			if (parse_positive("--k", optarg, &k) < 0)
+			if (cmd_parse_int("--k", optarg, 1, &k) < 0)
 				goto usage;
 			break;
 		case 'r':
-			if (parse_positive("--run", optarg, &run) < 0)
+			if (cmd_parse_int("--run", optarg, 1, &run) < 0)
 				goto usage;
 			break;
 		case 'o':

@@ -1,4 +1,5 @@
-/* tuner run: the search loop: propose, gate, compile, evaluate, record; stop and resume at any moment. */
+/* tuner run: the search loop: propose, gate, compile, evaluate, record; stop and resume at any
+ * moment. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -53,39 +54,24 @@ struct run_opts {
 	long long seed;
 	int seed_given;
 	const char *strategy;
-	const char *resume;  /* run id, or "" for the latest */
+	const char *resume; /* run id, or "" for the latest */
 	int resume_given;
-	const char *replay;  /* another database */
+	const char *replay; /* another database */
 };
-
-static int parse_int(const char *flag, const char *s, long long min, long long *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min) {
-		error("%s needs an integer >= %lld, got '%s'", flag, min, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option opts[] = {
-		{"generations", required_argument, NULL, 'g'},
-		{"population", required_argument, NULL, 'p'},
-		{"seed", required_argument, NULL, 's'},
-		{"jobs", required_argument, NULL, 'j'},
-		{"strategy", required_argument, NULL, 'S'},
-		{"no-gpu", no_argument, NULL, 'n'},
-		{"resume", optional_argument, NULL, 'r'},
-		{"replay", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"generations", required_argument, NULL, 'g'},
+	    {"population", required_argument, NULL, 'p'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"strategy", required_argument, NULL, 'S'},
+	    {"no-gpu", no_argument, NULL, 'n'},
+	    {"resume", optional_argument, NULL, 'r'},
+	    {"replay", required_argument, NULL, 'R'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	long long v;
 	int c;
@@ -95,22 +81,22 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	while ((c = getopt_long(argc, argv, "hg:p:s:j:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			if (parse_int("--generations", optarg, 1, &v) < 0)
+			if (cmd_parse_int("--generations", optarg, 1, &v) < 0)
 				return -1;
 			o->generations = (int)v;
 			break;
 		case 'p':
-			if (parse_int("--population", optarg, 1, &v) < 0)
+			if (cmd_parse_int("--population", optarg, 1, &v) < 0)
 				return -1;
 			o->population = (int)v;
 			break;
 		case 's':
-			if (parse_int("--seed", optarg, 0, &o->seed) < 0)
+			if (cmd_parse_int("--seed", optarg, 0, &o->seed) < 0)
 				return -1;
 			o->seed_given = 1;
 			break;
 		case 'j':
-			if (parse_int("--jobs", optarg, 0, &v) < 0)
+			if (cmd_parse_int("--jobs", optarg, 0, &v) < 0)
 				return -1;
 			o->jobs = (int)v;
 			break;
@@ -151,7 +137,6 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-
 /* ------------------------------------------------------------ progress */
 
 /*
@@ -185,10 +170,10 @@ static void rejections(struct strbuf *sb, const struct pipeline_stats *st)
 	for (g = 0; g < GATE_COUNT; g++)
 		if (st->gates[g])
 			sb_addf(sb, "%s%s %lld", sb->len ? ", " : "", gate_name((enum gate)g),
-				st->gates[g]);
+			        st->gates[g]);
 	if (st->outcomes[REJECT_UNMEASURED])
 		sb_addf(sb, "%sunmeasured %lld", sb->len ? ", " : "",
-			st->outcomes[REJECT_UNMEASURED]);
+		        st->outcomes[REJECT_UNMEASURED]);
 	if (!sb->len)
 		sb_adds(sb, "none");
 }
@@ -212,11 +197,11 @@ static void progress_tick(void *ctx, const struct evaluation *ev)
 	/* what is left of this generation, and the generations after it at this one's size */
 	left = (long long)(pr->queued - pr->done) +
 	       (long long)(pr->generations - pr->generation - 1) * (long long)pr->queued;
-	eta = st->evaluated ? (now_seconds() - pr->start) / (double)st->evaluated * (double)left
-			    : 0;
+	eta =
+	    st->evaluated ? (now_seconds() - pr->start) / (double)st->evaluated * (double)left : 0;
 	rejections(&sb, st);
 	fprintf(stderr, "\r\033[Kgeneration %d/%d: %zu done, %zu queued; rejected: %s; best ",
-		pr->generation + 1, pr->generations, pr->done, pr->queued - pr->done, sb.buf);
+	        pr->generation + 1, pr->generations, pr->done, pr->queued - pr->done, sb.buf);
 	if (pr->best > 0)
 		fprintf(stderr, "x%.3f", pr->best);
 	else
@@ -236,12 +221,14 @@ static void progress_generation(struct progress *pr, size_t n, size_t ok, double
 	if (pr->tty)
 		fprintf(stderr, "\r\033[K");
 	if (pr->best > 0)
-		printf("generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; best x%.3f; "
+		printf("generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; best "
+		       "x%.3f; "
 		       "%.1f s\n",
 		       pr->generation + 1, pr->generations, n, ok, sb.buf, pr->best, secs);
 	else
-		printf("generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; %.1f s\n",
-		       pr->generation + 1, pr->generations, n, ok, sb.buf, secs);
+		printf(
+		    "generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; %.1f s\n",
+		    pr->generation + 1, pr->generations, n, ok, sb.buf, secs);
 	fflush(stdout);
 	sb_release(&sb);
 }
@@ -297,7 +284,7 @@ static int replay_row(void *ctx, int ncols, const char *const *v, const char *co
 }
 
 static int open_replay(const char *path, const struct config *cfg, const char *shapes,
-		       struct db **out, char *device, size_t len)
+                       struct db **out, char *device, size_t len)
 {
 	struct replay_match m;
 
@@ -309,14 +296,15 @@ static int open_replay(const char *path, const struct config *cfg, const char *s
 		return EX_DATAERR;
 	memset(&m, 0, sizeof(m));
 	if (db_exec_callback(*out,
-			     "SELECT device FROM runs WHERE template_hash = ?1 AND arch = ?2"
-			     " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
-			     replay_row, &m, cfg->fam.source_hash, cfg->arch.name, shapes,
-			     NULL) < 0)
+	                     "SELECT device FROM runs WHERE template_hash = ?1 AND arch = ?2"
+	                     " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
+	                     replay_row, &m, cfg->fam.source_hash, cfg->arch.name, shapes,
+	                     NULL) < 0)
 		return EX_DATAERR;
 	if (!m.found) {
-		error("'%s' holds no GPU run of %s (template %.12s) on %s with this config's shapes",
-		      path, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name);
+		error(
+		    "'%s' holds no GPU run of %s (template %.12s) on %s with this config's shapes",
+		    path, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name);
 		return EX_DATAERR;
 	}
 	snprintf(device, len, "%s", m.device);
@@ -359,10 +347,12 @@ static int find_resume(struct run_state *rs)
 	if (db_run_get(rs->db, id, &r) < 0)
 		return EX_DATAERR;
 	if (!strcmp(r.status, "done")) {
-		printf("run %lld is done: nothing to resume (see 'tuner top --run %lld')\n", id, id);
+		printf("run %lld is done: nothing to resume (see 'tuner top --run %lld')\n", id,
+		       id);
 		rc = -1;
 	} else if (!r.config_text || strcmp(r.config_text, rs->cfg.text) ||
-		   strcmp(r.template_hash, rs->cfg.fam.source_hash) || strcmp(r.shapes, rs->shapes)) {
+	           strcmp(r.template_hash, rs->cfg.fam.source_hash) ||
+	           strcmp(r.shapes, rs->shapes)) {
 		error("run %lld was started with another config or template than '%s' holds now; "
 		      "resume it with the same files",
 		      id, rs->cfg.path);
@@ -425,7 +415,7 @@ static int open_device(struct run_state *rs)
 	snprintf(rs->driver, sizeof(rs->driver), "none");
 	if (rs->replay_path) {
 		rc = open_replay(rs->replay_path, &rs->cfg, rs->shapes, &rs->replay, rs->device,
-				 sizeof(rs->device));
+		                 sizeof(rs->device));
 		if (rc)
 			return rc;
 		printf("replaying the measurements of '%s' (%s): nothing runs on a GPU\n",
@@ -442,7 +432,7 @@ static int open_device(struct run_state *rs)
 		return 0;
 	}
 	worker_device(rs->worker, rs->device, sizeof(rs->device), rs->driver, sizeof(rs->driver),
-		      NULL, NULL);
+	              NULL, NULL);
 	return 0;
 }
 
@@ -462,8 +452,8 @@ static int store_elite(struct run_state *rs, struct search *s, int gen)
 }
 
 /* The dynamic alignment gate for a candidate about to enter the elite (sanitize: elite). */
-static int sanitize_if_admitted(struct run_state *rs, struct pipeline *p, struct search *s,
-				int gen, struct evaluation *ev, const struct member *base)
+static int sanitize_if_admitted(struct run_state *rs, struct pipeline *p, struct search *s, int gen,
+                                struct evaluation *ev, const struct member *base)
 {
 	const struct member *el[64];
 	size_t n;
@@ -485,13 +475,14 @@ static void summary(const struct run_state *rs, const struct pipeline *p, int ge
 	       "records)\n",
 	       st->evaluated, gens, gens == 1 ? "" : "s", secs, st->reused);
 	if (!rs->replay)
-		printf("compiled %lld variants (%lld builds, %lld cached) in %.1f s: %.2f variants/s, "
-		       "%.2f s of compiler time per fresh build\n",
-		       st->compiled, st->builds, st->builds_cached, st->wall_compile,
-		       st->wall_compile > 0 ? (double)st->compiled / st->wall_compile : 0.0,
-		       st->builds > st->builds_cached
-			   ? st->compile_seconds / (double)(st->builds - st->builds_cached)
-			   : 0.0);
+		printf(
+		    "compiled %lld variants (%lld builds, %lld cached) in %.1f s: %.2f variants/s, "
+		    "%.2f s of compiler time per fresh build\n",
+		    st->compiled, st->builds, st->builds_cached, st->wall_compile,
+		    st->wall_compile > 0 ? (double)st->compiled / st->wall_compile : 0.0,
+		    st->builds > st->builds_cached
+			? st->compile_seconds / (double)(st->builds - st->builds_cached)
+			: 0.0);
 	rejections(&sb, st);
 	printf("rejected: %s\n", sb.buf);
 	if (st->sanitized)
@@ -499,14 +490,15 @@ static void summary(const struct run_state *rs, const struct pipeline *p, int ge
 		       "included)\n",
 		       st->sanitized, st->wall_sanitize, st->wall_sanitize / (double)st->sanitized);
 	if (st->measured)
-		printf("GPU: %lld variants checked and timed in %.1f s (%.2f s each)\n", st->measured,
-		       st->wall_gpu, st->wall_gpu / (double)st->measured);
+		printf("GPU: %lld variants checked and timed in %.1f s (%.2f s each)\n",
+		       st->measured, st->wall_gpu, st->wall_gpu / (double)st->measured);
 	sb_release(&sb);
 	if (!rs->worker && !rs->replay)
 		printf("nothing was timed: %lld variants passed every gate but ran on no GPU\n",
 		       st->outcomes[VARIANT_OK]);
 	else
-		printf("%s: %lld correct, %lld measured now, %lld shape results reused; see 'tuner top "
+		printf("%s: %lld correct, %lld measured now, %lld shape results reused; see 'tuner "
+		       "top "
 		       "--run %lld'\n",
 		       rs->replay ? "replayed" : rs->device, st->outcomes[VARIANT_OK], st->measured,
 		       st->shapes_reused, rs->run_id);
@@ -558,14 +550,14 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 		for (i = 0; i < done && !rc; i++) {
 			struct evaluation *ev = &evs[i];
 			long long pa = cands[i].parent_a >= 0 && (size_t)cands[i].parent_a < nel
-					   ? elite_ids[cands[i].parent_a]
-					   : 0;
+			                   ? elite_ids[cands[i].parent_a]
+			                   : 0;
 			long long pb = cands[i].parent_b >= 0 && (size_t)cands[i].parent_b < nel
-					   ? elite_ids[cands[i].parent_b]
-					   : 0;
+			                   ? elite_ids[cands[i].parent_b]
+			                   : 0;
 
 			if (db_population_record(rs->db, rs->run_id, gen, ev->variant_id,
-						 evolve_origin_name(cands[i].origin), pa, pb) < 0) {
+			                         evolve_origin_name(cands[i].origin), pa, pb) < 0) {
 				rc = EX_SOFTWARE;
 				break;
 			}
@@ -596,7 +588,7 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 		progress_generation(&pr, n, ok, now_seconds() - t0);
 		if (gen == 0 && (rs->worker || rs->replay) && !p->have_baseline)
 			warning("the baseline has no timing (%s): nothing can be ranked",
-				evs[0].outcome == VARIANT_OK ? "not measured" : evs[0].reason);
+			        evs[0].outcome == VARIANT_OK ? "not measured" : evs[0].reason);
 	}
 	search_free(s);
 	free(cands);
@@ -633,7 +625,8 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 		unsigned long long size = space_size(&rs.cfg.fam);
 
 		rs.generations = (int)((size + (unsigned long long)rs.population - 1) /
-				       (unsigned long long)rs.population) + 1;
+		                       (unsigned long long)rs.population) +
+		                 1;
 	}
 	rs.shapes = shapes_json(&rs.cfg);
 	rs.replay_path = rs.o.replay ? xstrdup(rs.o.replay) : NULL;

@@ -11,17 +11,6 @@
 #include "tuner/db.h"
 #include "tuner/export.h"
 
-static int parse_positive(const char *flag, const char *s, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	if (errno || end == s || *end || *out < 1)
-		return error("%s needs a positive integer, got '%s'", flag, s);
-	return 0;
-}
-
 /* printf("%*.*f") of v, or "-" in the same width when it is NAN. */
 static void print_num(int width, int prec, double v, const char *suffix)
 {
@@ -118,11 +107,11 @@ int cmd_top(int argc, char **argv, const struct globals *g)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
-			if (parse_positive("--k", optarg, &k) < 0)
+			if (cmd_parse_int("--k", optarg, 1, &k) < 0)
 				goto usage;
 			break;
 		case 'r':
-			if (parse_positive("--run", optarg, &run) < 0)
+			if (cmd_parse_int("--run", optarg, 1, &run) < 0)
 				goto usage;
 			break;
 		case 'j':

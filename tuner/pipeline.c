@@ -1,4 +1,5 @@
-/* The evaluation pipeline: candidates through every gate, the compile pool and the GPU (or a replay). */
+/* The evaluation pipeline: candidates through every gate, the compile pool and the GPU (or a
+ * replay). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ void pipeline_shape_dims(const struct config *cfg, const struct shape *sh, char 
 	*out = '\0';
 	for (i = 0; pr && i < pr->ndims && at < len; i++)
 		at += (size_t)snprintf(out + at, len - at, "%s%s=%lld", i ? "," : "", pr->dims[i],
-				       sh->dims[i]);
+		                       sh->dims[i]);
 }
 
 static char *join_options(char **opts, size_t n)
@@ -43,7 +44,7 @@ static char *join_options(char **opts, size_t n)
 }
 
 int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, long long run_id,
-		  const char *cache_dir, int jobs)
+                  const char *cache_dir, int jobs)
 {
 	size_t i;
 
@@ -60,7 +61,8 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
 	p->options_text = join_options(p->options, p->noptions);
 	p->nspecs = space_specs(cfg, p->specs, p->shape_spec);
 	for (i = 0; i < cfg->nshapes; i++)
-		pipeline_shape_dims(cfg, &cfg->shapes[i], p->shape_dims[i], sizeof(p->shape_dims[i]));
+		pipeline_shape_dims(cfg, &cfg->shapes[i], p->shape_dims[i],
+		                    sizeof(p->shape_dims[i]));
 	return 0;
 }
 
@@ -144,7 +146,7 @@ int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *dev
 }
 
 void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *path,
-			    const char *device)
+                            const char *device)
 {
 	p->replay = replay;
 	p->replay_path = path;
@@ -154,7 +156,7 @@ void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *p
 /* ------------------------------------------------------------ recording */
 
 static void set_reason(struct evaluation *ev, enum outcome o, enum gate g, const char *fmt, ...)
-	TUNER_PRINTF(4, 5);
+    TUNER_PRINTF(4, 5);
 
 static void set_reason(struct evaluation *ev, enum outcome o, enum gate g, const char *fmt, ...)
 {
@@ -168,18 +170,19 @@ static void set_reason(struct evaluation *ev, enum outcome o, enum gate g, const
 }
 
 static int record_verdicts(struct pipeline *p, const struct evaluation *ev,
-			   const struct verdicts *vs, size_t from)
+                           const struct verdicts *vs, size_t from)
 {
 	size_t i;
 
 	for (i = from; i < vs->n; i++)
 		if (db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(vs->v[i].gate),
-				   vs->v[i].shape, vs->v[i].outcome, vs->v[i].reason) < 0)
+		                   vs->v[i].shape, vs->v[i].outcome, vs->v[i].reason) < 0)
 			return -1;
 	return 0;
 }
 
-/* The first rejecting verdict becomes the candidate's outcome, its reason prefixed with the shape. */
+/* The first rejecting verdict becomes the candidate's outcome, its reason prefixed with the shape.
+ */
 static void reject_from(struct evaluation *ev, const struct verdicts *vs, size_t from)
 {
 	size_t i;
@@ -204,7 +207,7 @@ static int record_eval(struct pipeline *p, int generation, struct evaluation *ev
 	    0)
 		return -1;
 	if (ev->ranked && db_eval_set_fitness(p->db, p->run_id, ev->variant_id, ev->m.fitness,
-					      ev->m.fitness_lo, ev->m.fitness_hi) < 0)
+	                                      ev->m.fitness_lo, ev->m.fitness_hi) < 0)
 		return -1;
 	return 0;
 }
@@ -295,7 +298,7 @@ static void maybe_baseline(struct pipeline *p, struct evaluation *ev)
 
 /* What the database holds for (variant, device, shape): 1 found, 0 not, -1 error. */
 static int lookup(struct pipeline *p, const struct evaluation *ev, size_t s,
-		  struct db_measured *out)
+                  struct db_measured *out)
 {
 	return db_measure_lookup(p->db, ev->variant_id, p->device, p->shape_dims[s], out);
 }
@@ -306,14 +309,14 @@ static int lookup(struct pipeline *p, const struct evaluation *ev, size_t s,
  * shape failed.
  */
 static int apply_measured(struct pipeline *p, struct evaluation *ev, size_t s,
-			  const struct db_measured *m)
+                          const struct db_measured *m)
 {
 	(void)p;
 	if (m->outcome != VARIANT_OK) {
 		if (ev->outcome == VARIANT_OK)
 			set_reason(ev, m->outcome,
-				   m->outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT, "%s",
-				   m->reason ? m->reason : "");
+			           m->outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT, "%s",
+			           m->reason ? m->reason : "");
 		return 1;
 	}
 	ev->t[s].median_us = m->median_us;
@@ -325,8 +328,8 @@ static int apply_measured(struct pipeline *p, struct evaluation *ev, size_t s,
 
 /* Store one shape's result from the worker (or the replay) and apply it. */
 static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum outcome o,
-		       const char *reason, double rel_l2, double max_abs, const double *samples,
-		       size_t nsamples)
+                       const char *reason, double rel_l2, double max_abs, const double *samples,
+                       size_t nsamples)
 {
 	struct db_measurement m;
 	struct db_measured got;
@@ -349,7 +352,7 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 		seed = strtoull(ev->hash + 16, NULL, 16) ^ (unsigned long long)(s + 1);
 		m.median_us = measure_median(samples, nsamples);
 		if (measure_bootstrap_ci(samples, nsamples, BOOTSTRAP_RESAMPLES, seed, &m.ci_lo_us,
-					 &m.ci_hi_us) < 0)
+		                         &m.ci_hi_us) < 0)
 			return -1;
 		m.tflops = shape_flops(p->cfg, s) / (m.median_us * 1e-6) / 1e12;
 	}
@@ -367,7 +370,7 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 
 /* Fill a job's shape: dims, launch geometry and dynamic shared memory from the sidecar. */
 static int job_shape(struct pipeline *p, const struct evaluation *ev, size_t s,
-		     struct worker_shape_job *js)
+                     struct worker_shape_job *js)
 {
 	const struct config *cfg = p->cfg;
 	const struct family *fam = &cfg->fam;
@@ -385,11 +388,13 @@ static int job_shape(struct pipeline *p, const struct evaluation *ev, size_t s,
 	for (d = 0; d < 3; d++) {
 		if (expr_eval(fam->grid[d], &sc.scope, &v, &err) < 0 || v <= 0)
 			return error("%s: launch grid[%zu] '%s' on shape '%s': %s", fam->path, d,
-				     expr_text(fam->grid[d]), sh->name, v <= 0 ? "not positive" : err.msg);
+			             expr_text(fam->grid[d]), sh->name,
+			             v <= 0 ? "not positive" : err.msg);
 		js->grid[d] = (unsigned)v;
 		if (expr_eval(fam->block[d], &sc.scope, &v, &err) < 0 || v <= 0)
 			return error("%s: launch block[%zu] '%s' on shape '%s': %s", fam->path, d,
-				     expr_text(fam->block[d]), sh->name, v <= 0 ? "not positive" : err.msg);
+			             expr_text(fam->block[d]), sh->name,
+			             v <= 0 ? "not positive" : err.msg);
 		js->block[d] = (unsigned)v;
 	}
 	if (expr_eval(fam->smem_bytes, &sc.scope, &v, &err) < 0)
@@ -421,7 +426,7 @@ static void job_init(struct pipeline *p, struct worker_job *job)
 
 /* The cubin of one spec (the build is cached: this is a cache hit after the compile stage). */
 static int spec_cubin(struct pipeline *p, const struct evaluation *ev, size_t sp, int sanitize,
-		      struct build *out)
+                      struct build *out)
 {
 	struct compile_job job;
 
@@ -435,7 +440,8 @@ static int spec_cubin(struct pipeline *p, const struct evaluation *ev, size_t sp
 	compile_one(p, &job);
 	free(job.source);
 	*out = job.result;
-	if (sanitize && db_build_record(p->db, ev->variant_id, job.key, p->specs[sp].key, 1, out) < 0)
+	if (sanitize &&
+	    db_build_record(p->db, ev->variant_id, job.key, p->specs[sp].key, 1, out) < 0)
 		return -1;
 	return 0;
 }
@@ -483,12 +489,12 @@ static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, co
 		const struct worker_shape_result *sr = &res.shapes[i];
 
 		r = store_shape(p, ev, map[i], (enum outcome)sr->outcome, sr->reason, sr->rel_l2,
-				sr->max_abs, sr->samples_us, sr->nsamples);
+		                sr->max_abs, sr->samples_us, sr->nsamples);
 	}
 	if (!r && res.outcome != VARIANT_OK && res.nshapes == 0)
 		/* the whole job failed before any shape (a hang while loading, a dead worker) */
 		r = store_shape(p, ev, map[0], (enum outcome)res.outcome, res.reason, NAN, NAN,
-				NULL, 0);
+		                NULL, 0);
 	if (!r)
 		r = db_commit(p->db);
 	if (r)
@@ -533,11 +539,12 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 	size_t s;
 
 	memset(&rg, 0, sizeof(rg));
-	if (db_exec_callback(p->replay,
-			     "SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
-			     " ON v.id = g.variant_id WHERE v.hash = ?1 AND g.outcome != 'ok'"
-			     " AND g.gate IN ('compile', 'resources', 'sanitize') ORDER BY g.id LIMIT 1",
-			     replay_gate_row, &rg, ev->hash, NULL) < 0)
+	if (db_exec_callback(
+		p->replay,
+		"SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
+		" ON v.id = g.variant_id WHERE v.hash = ?1 AND g.outcome != 'ok'"
+		" AND g.gate IN ('compile', 'resources', 'sanitize') ORDER BY g.id LIMIT 1",
+		replay_gate_row, &rg, ev->hash, NULL) < 0)
 		return -1;
 	if (rg.found) {
 		set_reason(ev, rg.outcome, rg.gate, "%s (replayed)", rg.reason);
@@ -551,7 +558,7 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 
 		if (r == 0)
 			r = db_measure_lookup_hash(p->replay, ev->hash, p->device, p->shape_dims[s],
-						   &m);
+			                           &m);
 		else if (r == 1) {
 			p->st.shapes_reused++;
 			apply_measured(p, ev, s, &m);
@@ -564,13 +571,13 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 		}
 		if (r == 0) {
 			set_reason(ev, REJECT_UNMEASURED, GATE_CORRECT,
-				   "shape '%s': not measured in the recording '%s'",
-				   p->cfg->shapes[s].name, p->replay_path);
+			           "shape '%s': not measured in the recording '%s'",
+			           p->cfg->shapes[s].name, p->replay_path);
 			break;
 		}
 		ev->remeasured++;
 		if (store_shape(p, ev, s, m.outcome, m.reason, m.rel_l2, m.max_abs, m.samples,
-				m.nsamples) < 0) {
+		                m.nsamples) < 0) {
 			db_measured_release(&m);
 			db_rollback(p->db);
 			return -1;
@@ -663,7 +670,7 @@ static int answer_from_run(struct pipeline *p, struct evaluation *ev)
 
 /* Hash, store, static gates. Sets *stage. */
 static int stage_static(struct pipeline *p, int generation, const struct candidate *c,
-			struct evaluation *ev, enum stage *stage)
+                        struct evaluation *ev, enum stage *stage)
 {
 	const struct config *cfg = p->cfg;
 	struct verdicts vs = {0};
@@ -677,7 +684,7 @@ static int stage_static(struct pipeline *p, int generation, const struct candida
 	template_variant_hash(cfg, &c->va, ev->hash);
 	params = space_format(&cfg->fam, &c->va);
 	r = db_variant_upsert(p->db, ev->hash, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name,
-			      params, p->options_text, &ev->variant_id, &created);
+	                      params, p->options_text, &ev->variant_id, &created);
 	free(params);
 	if (r < 0)
 		return -1;
@@ -721,7 +728,7 @@ static int stage_static(struct pipeline *p, int generation, const struct candida
 
 /* Compile every spec of every candidate at stage COMPILE in parallel; build gates. */
 static int stage_compile(struct pipeline *p, int generation, const struct candidate *cands,
-			 size_t n, struct evaluation *out, enum stage *stage)
+                         size_t n, struct evaluation *out, enum stage *stage)
 {
 	struct compile_job *jobs;
 	struct verdicts *vs;
@@ -761,7 +768,7 @@ static int stage_compile(struct pipeline *p, int generation, const struct candid
 			p->st.compile_seconds += j->result.seconds;
 		if (!r)
 			r = db_build_record(p->db, out[i].variant_id, j->key, p->specs[sp].key, 0,
-					    &j->result);
+			                    &j->result);
 		checks_build(p->cfg, &out[i].va, &p->specs[sp], &j->result, &vs[i]);
 	}
 	p->st.wall_compile += now_seconds() - t0;
@@ -822,7 +829,7 @@ static int stage_gpu(struct pipeline *p, int generation, struct evaluation *ev)
 	    ev->outcome != REJECT_UNMEASURED) {
 		/* the GPU's verdict is a gate row too, so 'show' can explain it */
 		if (db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(ev->gate), NULL,
-				   ev->outcome, ev->reason) < 0)
+		                   ev->outcome, ev->reason) < 0)
 			return -1;
 	}
 	maybe_baseline(p, ev);
@@ -831,7 +838,7 @@ static int stage_gpu(struct pipeline *p, int generation, struct evaluation *ev)
 }
 
 int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
-		      struct evaluation *out, size_t *done, volatile sig_atomic_t *stop)
+                      struct evaluation *out, size_t *done, volatile sig_atomic_t *stop)
 {
 	enum stage *stage = xcalloc(n + 1, sizeof(*stage));
 	size_t i;
@@ -877,7 +884,8 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 		job.sanitize = 1;
 		job.time_it = 0;
 		for (s = 0; s < p->cfg->nshapes; s++)
-			if (p->shape_spec[s] == sp && job_shape(p, ev, s, &job.shapes[job.nshapes++]) < 0)
+			if (p->shape_spec[s] == sp &&
+			    job_shape(p, ev, s, &job.shapes[job.nshapes++]) < 0)
 				return -1;
 		if (!job.nshapes)
 			continue;
@@ -885,7 +893,8 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 			return -1;
 		if (b.outcome != VARIANT_OK) {
 			/* the checked wrappers do not compile: the variant cannot be verified */
-			set_reason(ev, REJECT_COMPILE, GATE_SANITIZE, "the sanitize build failed to compile");
+			set_reason(ev, REJECT_COMPILE, GATE_SANITIZE,
+			           "the sanitize build failed to compile");
 			build_release(&b);
 			break;
 		}
@@ -894,8 +903,8 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 		r = worker_eval(p->worker, &job, &res);
 		if (r == 0 && res.outcome != VARIANT_OK)
 			set_reason(ev, (enum outcome)res.outcome,
-				   res.outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT, "%s",
-				   res.reason);
+			           res.outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT, "%s",
+			           res.reason);
 		worker_result_release(&res);
 		build_release(&b);
 		if (r < 0)
@@ -903,7 +912,8 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 	}
 	p->st.wall_sanitize += now_seconds() - t0;
 	if (db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL,
-			   ev->outcome, ev->outcome == VARIANT_OK ? "no misaligned access" : ev->reason) < 0)
+	                   ev->outcome,
+	                   ev->outcome == VARIANT_OK ? "no misaligned access" : ev->reason) < 0)
 		return -1;
 	if (ev->outcome != VARIANT_OK && generation >= 0) {
 		/* counted as ok when it was timed: it is a rejection after all */
@@ -912,7 +922,7 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 		p->st.gates[ev->gate]++;
 		ev->timed = ev->ranked = 0;
 		if (db_eval_record(p->db, p->run_id, ev->variant_id, generation, ev->outcome,
-				   ev->reason) < 0)
+		                   ev->reason) < 0)
 			return -1;
 	}
 	return 0;

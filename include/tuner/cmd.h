@@ -34,6 +34,9 @@ int cmd_top(int argc, char **argv, const struct globals *g);
 int cmd_export(int argc, char **argv, const struct globals *g);
 int cmd_worker(int argc, char **argv, const struct globals *g);
 
+/* An option's integer value, at least min; 0, or error() naming the flag. */
+int cmd_parse_int(const char *flag, const char *s, long long min, long long *out);
+
 /* Where cubins are cached: $TUNER_CACHE, else tuner-cache/ beside the database. Caller frees. */
 char *cmd_cache_dir(const struct globals *g);
 

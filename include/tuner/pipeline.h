@@ -1,4 +1,5 @@
-/* The evaluation pipeline: candidates through every gate, the compile pool and the GPU (or a replay). */
+/* The evaluation pipeline: candidates through every gate, the compile pool and the GPU (or a
+ * replay). */
 #ifndef TUNER_PIPELINE_H
 #define TUNER_PIPELINE_H
 
@@ -26,29 +27,29 @@ struct evaluation {
 	long long variant_id;
 	char hash[HASH_HEX_LEN];
 	enum outcome outcome;
-	enum gate gate;    /* the gate that rejected it (when outcome != VARIANT_OK) */
+	enum gate gate; /* the gate that rejected it (when outcome != VARIANT_OK) */
 	char reason[512];
-	int reused;        /* this run had evaluated it already (a resume) */
-	int remeasured;    /* shapes answered from earlier measurements (or the replay) */
-	int timed;         /* t[] holds every shape's timing */
+	int reused;     /* this run had evaluated it already (a resume) */
+	int remeasured; /* shapes answered from earlier measurements (or the replay) */
+	int timed;      /* t[] holds every shape's timing */
 	struct shape_timing t[TUNER_MAX_SHAPES];
-	int ranked;        /* m holds fitness and speedups (timed and the baseline known) */
+	int ranked; /* m holds fitness and speedups (timed and the baseline known) */
 	struct member m;
 };
 
 struct pipeline_stats {
 	long long evaluated, reused;
 	long long outcomes[OUTCOME_COUNT];
-	long long gates[GATE_COUNT];   /* rejections per gate */
-	long long compiled;            /* variants whose every spec compiled */
+	long long gates[GATE_COUNT]; /* rejections per gate */
+	long long compiled;          /* variants whose every spec compiled */
 	long long builds, builds_cached;
-	double compile_seconds; /* summed compile time of fresh builds */
-	double wall_compile;    /* wall time spent waiting on compiles */
-	long long measured;     /* variants sent to the GPU */
-	long long shapes_reused;/* per-shape results answered from the database */
-	double wall_gpu;        /* wall time spent in GPU evaluation */
-	long long sanitized;    /* variants through the dynamic alignment gate */
-	double wall_sanitize;   /* its wall time, sanitize builds included */
+	double compile_seconds;  /* summed compile time of fresh builds */
+	double wall_compile;     /* wall time spent waiting on compiles */
+	long long measured;      /* variants sent to the GPU */
+	long long shapes_reused; /* per-shape results answered from the database */
+	double wall_gpu;         /* wall time spent in GPU evaluation */
+	long long sanitized;     /* variants through the dynamic alignment gate */
+	double wall_sanitize;    /* its wall time, sanitize builds included */
 };
 
 struct pipeline {
@@ -56,20 +57,20 @@ struct pipeline {
 	struct db *db;
 	long long run_id;
 	struct compile_pool *pool;
-	struct worker *worker;   /* not owned; NULL: nothing is timed */
-	struct db *replay;       /* not owned; answers instead of compiling and timing */
+	struct worker *worker; /* not owned; NULL: nothing is timed */
+	struct db *replay;     /* not owned; answers instead of compiling and timing */
 	const char *replay_path;
-	char device[128];        /* where measurements come from: "NVIDIA H100 80GB HBM3", "none" */
-	char **options;          /* template_options(cfg, 0) */
+	char device[128]; /* where measurements come from: "NVIDIA H100 80GB HBM3", "none" */
+	char **options;   /* template_options(cfg, 0) */
 	size_t noptions;
-	char *options_text;      /* space separated, stored with each variant */
-	char **san_options;      /* template_options(cfg, 1) */
+	char *options_text; /* space separated, stored with each variant */
+	char **san_options; /* template_options(cfg, 1) */
 	size_t nsan_options;
 	struct spec specs[TUNER_MAX_SHAPES];
 	size_t nspecs;
 	size_t shape_spec[TUNER_MAX_SHAPES];
 	char shape_dims[TUNER_MAX_SHAPES][128]; /* "B=1,H=8,S=512,D=64" */
-	char *ref_cubin;         /* the problem's reference kernel, built when a worker is attached */
+	char *ref_cubin; /* the problem's reference kernel, built when a worker is attached */
 	char *ref_kernel;
 	int have_baseline;
 	struct shape_timing base[TUNER_MAX_SHAPES];
@@ -81,7 +82,7 @@ struct pipeline {
 
 /* The compile pool and the suite's specialisations; 0 or error(). */
 int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, long long run_id,
-		  const char *cache_dir, int jobs);
+                  const char *cache_dir, int jobs);
 void pipeline_release(struct pipeline *p);
 
 /* Time on the GPU through w (device is its name): builds the reference kernel; 0 or error(). */
@@ -92,7 +93,7 @@ int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *dev
  * A variant it never measured is REJECT_UNMEASURED.
  */
 void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *path,
-			    const char *device);
+                            const char *device);
 
 /*
  * Evaluate n candidates of one generation: static gates, compile all
@@ -106,7 +107,7 @@ void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *p
  * database, the worker): the run cannot go on.
  */
 int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
-		      struct evaluation *out, size_t *done, volatile sig_atomic_t *stop);
+                      struct evaluation *out, size_t *done, volatile sig_atomic_t *stop);
 
 /*
  * The dynamic alignment gate on one timed candidate: a TUNER_SANITIZE build,

@@ -42,21 +42,37 @@ if [ -f kernels/templates/flash_fwd.cu ]; then
 		-DTUNER_PLANT_MISALIGN -DTUNER_SANITIZE 2>/dev/null
 fi
 
+# count NAME LOG RC: add the log's "ok " and "FAIL..." lines; a failing exit without a FAIL line counts once.
+count() {
+	cat "$2"
+	p=$(grep -c '^ok ' "$2")
+	f=$(grep -c '^FAIL' "$2")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$3" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAILED  $1 exited with status $3"
+		failed=$((failed + 1))
+	fi
+}
+
 for t in "$BUILD"/tests/gpu-test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	log="$BUILD/tests/$name.log"
-	"$t" "$KDIR" >"$log" 2>&1
-	rc=$?
-	cat "$log"
-	p=$(grep -c '^ok ' "$log")
-	f=$(grep -c '^FAILED ' "$log")
-	passed=$((passed + p))
-	failed=$((failed + f))
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "FAILED  $name exited with status $rc"
-		failed=$((failed + 1))
-	fi
+	rc=0
+	"$t" "$KDIR" >"$log" 2>&1 || rc=$?
+	count "$name" "$log" "$rc"
 done
+
+# tuner end to end: the planted faults through `tuner sweep`, verdicts read back from the database.
+log="$BUILD/tests/t-faults.log"
+if [ -x "$BUILD/tuner" ]; then
+	rc=0
+	TUNER="$BUILD/tuner" sh tests/gpu/t-faults.sh >"$log" 2>&1 || rc=$?
+	count t-faults.sh "$log" "$rc"
+else
+	echo "FAILED  t-faults.sh: no $BUILD/tuner"
+	failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
