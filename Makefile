@@ -93,13 +93,17 @@ lint:
 
 # Fuzz the expression parser with libFuzzer (clang); corpus in fuzz/corpus/expr.
 FUZZ_TIME ?= 60
+# New inputs go to $(BUILD)/fuzz-corpus (libFuzzer writes to its first directory); the committed
+# seed corpus in fuzz/corpus/expr is only read. Crashes land in fuzz/findings/.
 fuzz: $(BUILD)/fuzz-expr
-	mkdir -p fuzz/findings
-	$(BUILD)/fuzz-expr -max_total_time=$(FUZZ_TIME) -artifact_prefix=fuzz/findings/ fuzz/corpus/expr
+	mkdir -p fuzz/findings $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz-expr -max_total_time=$(FUZZ_TIME) -artifact_prefix=fuzz/findings/ \
+		$(BUILD)/fuzz-corpus fuzz/corpus/expr
 
 $(BUILD)/fuzz-expr: fuzz/expr_fuzz.c tuner/expr.c tuner/common.c
 	@mkdir -p $(dir $@)
-	clang -g -O1 -std=c11 -D_DEFAULT_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined -o $@ $^
+	clang -g -O1 -std=c11 -D_DEFAULT_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $^
 
 deps:
 	scripts/install-deps
