@@ -571,18 +571,12 @@ static void comment_linef(struct strbuf *c, const char *fmt, ...)
 {
 	struct strbuf l = STRBUF_INIT;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	sb_vaddf(&l, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	sb_grow(&l, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(l.buf, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	comment_line(c, l.buf);
+	if (l.buf) /* NULL only when the format failed */
+		comment_line(c, l.buf);
 	sb_release(&l);
 }
 

@@ -58,6 +58,7 @@ void sb_grow(struct strbuf *sb, size_t extra);
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_adds(struct strbuf *sb, const char *s);
 void sb_addf(struct strbuf *sb, const char *fmt, ...) TUNER_PRINTF(2, 3);
+void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap) TUNER_PRINTF(2, 0);
 void sb_reset(struct strbuf *sb);
 char *sb_detach(struct strbuf *sb);
 void sb_release(struct strbuf *sb);
