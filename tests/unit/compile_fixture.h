@@ -139,46 +139,10 @@ static inline void fx_flash_config(struct config *cfg)
 	cfg->max_spill_bytes = 0;
 }
 
+/* Everything fx_flash_config allocated is the loader's kind of allocation: release it the loader's way. */
 static inline void fx_release(struct config *cfg)
 {
-	struct family *fam = &cfg->fam;
-	size_t i;
-
-	free(fam->path);
-	free(fam->name);
-	free(fam->source_path);
-	free(fam->source);
-	free(fam->kernel);
-	for (i = 0; i < fam->nparams; i++) {
-		free(fam->params[i].name);
-		free(fam->params[i].values);
-	}
-	for (i = 0; i < fam->nconstraints; i++)
-		expr_free(fam->constraints[i].e);
-	free(fam->constraints);
-	if (fam->smem_bytes)
-		expr_free(fam->smem_bytes);
-	for (i = 0; i < fam->nlayout; i++) {
-		free(fam->layout[i].name);
-		free(fam->layout[i].access);
-		expr_free(fam->layout[i].offset);
-		expr_free(fam->layout[i].stride);
-	}
-	free(fam->layout);
-	for (i = 0; i < 3; i++) {
-		if (fam->grid[i])
-			expr_free(fam->grid[i]);
-		if (fam->block[i])
-			expr_free(fam->block[i]);
-	}
-	for (i = 0; i < fam->nspecialize; i++)
-		free(fam->specialize[i]);
-	for (i = 0; i < fam->noptions; i++)
-		free(fam->options[i]);
-	free(fam->options);
-	for (i = 0; i < cfg->nshapes; i++)
-		free(cfg->shapes[i].name);
-	memset(cfg, 0, sizeof(*cfg));
+	config_release(cfg);
 }
 
 /* A variant from "NAME=V,..." on top of the baseline; aborts on a bad spec. */
