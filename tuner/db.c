@@ -105,6 +105,8 @@ static sqlite3_stmt *stmt_fl(struct db *db, const char *file, int line, const ch
 
 /* Step once: SQLITE_ROW, SQLITE_DONE, or -1 after error() (the statement is left to the caller). */
 #define STEP(db, st) sql_check_fl((db), sqlite3_step(st), __FILE__, __LINE__)
+/* The same check on a result code already in hand. */
+#define STEP_RC(db, rc) sql_check_fl((db), (rc), __FILE__, __LINE__)
 
 /* Run a statement that returns no rows to completion and finalize it: 0 or -1. */
 #define EXEC(db, st) exec_fl((db), (st), __FILE__, __LINE__)
@@ -350,12 +352,39 @@ static int migrate(struct db *db, const char *schema, int version,
 	return 0;
 }
 
+/*
+ * Switch to WAL (it persists in the file). Two processes opening a new file at
+ * once both ask; the switch needs an exclusive lock and SQLite answers the
+ * loser SQLITE_BUSY at once, without calling the busy handler, so retry until
+ * the busy timeout.
+ */
+static int wal_mode(struct db *db)
+{
+	double deadline = now_seconds() + BUSY_TIMEOUT_MS / 1000.0;
+	sqlite3_stmt *st = STMT(db, "PRAGMA journal_mode = WAL", "");
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_BUSY && now_seconds() < deadline) {
+		sqlite3_reset(st);
+		usleep(10 * 1000);
+	}
+	rc = STEP_RC(db, rc);
+	if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "wal")) {
+		error("database '%s' cannot use WAL mode (journal mode '%s')", db->path,
+		      (const char *)sqlite3_column_text(st, 0));
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
 int db_open_schema(const char *path, const char *schema, int version,
                    const struct db_migration *migrations, struct db **out)
 {
 	struct db *db = NULL;
 	sqlite3 *h = NULL;
-	sqlite3_stmt *st;
 	int created = 0, fd, rc;
 
 	check_migrations(version, migrations);
@@ -380,19 +409,7 @@ int db_open_schema(const char *path, const char *schema, int version,
 	db->path = xstrdup(path);
 	if (SQL_CHECK(db, sqlite3_busy_timeout(h, BUSY_TIMEOUT_MS)) < 0)
 		goto fail;
-	st = STMT(db, "PRAGMA journal_mode = WAL", "");
-	if (!st)
-		goto fail;
-	rc = STEP(db, st);
-	if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "wal")) {
-		error("database '%s' cannot use WAL mode (journal mode '%s')", path,
-		      (const char *)sqlite3_column_text(st, 0));
-		rc = -1;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		goto fail;
-	if (EXEC_SQL(db, "PRAGMA synchronous = NORMAL") < 0 ||
+	if (wal_mode(db) < 0 || EXEC_SQL(db, "PRAGMA synchronous = NORMAL") < 0 ||
 	    migrate(db, schema, version, migrations) < 0 ||
 	    EXEC_SQL(db, "PRAGMA foreign_keys = ON") < 0)
 		goto fail;
