@@ -453,15 +453,10 @@ static int store_elite(struct run_state *rs, struct search *s, int gen)
 
 /* The dynamic alignment gate for a candidate about to enter the elite (sanitize: elite). */
 static int sanitize_if_admitted(struct run_state *rs, struct pipeline *p, struct search *s, int gen,
-                                struct evaluation *ev, const struct member *base)
+                                struct evaluation *ev)
 {
-	const struct member *el[64];
-	size_t n;
-
-	if (!rs->worker || rs->cfg.sanitize != SANITIZE_ELITE || !ev->ranked || ev->reused)
-		return 0;
-	n = search_elite(s, el, ARRAY_SIZE(el));
-	if (!evolve_admits(el, n, (size_t)rs->cfg.elite, &ev->m, base, rs->cfg.margin, NULL, 0))
+	if (!rs->worker || rs->cfg.sanitize != SANITIZE_ELITE || !ev->ranked || ev->reused ||
+	    !search_admits(s, &ev->va, &ev->m))
 		return 0;
 	return pipeline_sanitize(p, gen, ev);
 }
@@ -510,8 +505,7 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 	struct candidate *cands = xcalloc((size_t)rs->population, sizeof(*cands));
 	struct evaluation *evs = xcalloc((size_t)rs->population, sizeof(*evs));
 	struct progress pr;
-	struct member base;
-	int have_base = 0, gen, rc = 0;
+	int gen, rc = 0;
 
 	if (!s) {
 		free(cands);
@@ -561,11 +555,7 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 				rc = EX_SOFTWARE;
 				break;
 			}
-			if (ev->ranked && !have_base && cands[i].origin == ORIGIN_BASELINE) {
-				base = ev->m;
-				have_base = 1;
-			}
-			if (sanitize_if_admitted(rs, p, s, gen, ev, have_base ? &base : NULL) < 0) {
+			if (sanitize_if_admitted(rs, p, s, gen, ev) < 0) {
 				rc = EX_SOFTWARE;
 				break;
 			}

@@ -21,7 +21,7 @@
 /* Random draws for one new valid configuration before falling back to a scan of the space. */
 #define RANDOM_TRIES 256
 /* Spaces up to this many points are scanned when random draws keep hitting old or invalid ones. */
-#define SCAN_LIMIT     (1ULL << 20)
+#define SCAN_LIMIT (1ULL << 20)
 /*
  * Parents come from a breeding pool: the best correct variants seen, at least
  * the elite's K. The elite is what the run reports and must be earned (the
@@ -30,8 +30,8 @@
 #define POOL_MIN 8
 /* Slots of each generation kept from local moves for tournament breeding (mutation, crossover). */
 #define NEIGHBOUR_RESERVE 1
-#define DEFAULT_ELITE  3
-#define DEFAULT_MARGIN 0.03
+#define DEFAULT_ELITE     3
+#define DEFAULT_MARGIN    0.03
 
 enum strategy { STRATEGY_EVOLVE, STRATEGY_RANDOM, STRATEGY_EXHAUSTIVE };
 
@@ -165,7 +165,7 @@ struct search {
 	struct member *elite;       /* best first, at most k */
 	const struct member **ptrs; /* k pointers for evolve_admits */
 	size_t nelite;
-	struct member *pool;       /* breeding pool, best first */
+	struct member *pool; /* breeding pool, best first */
 	size_t npool, pool_cap;
 	struct vset known;         /* proposed, observed, or reported seen */
 	unsigned long long size;   /* points in the declared space */
@@ -683,11 +683,42 @@ static void pool_add(struct search *s, const struct member *m)
 	qsort(s->pool, s->npool, sizeof(*s->pool), member_qsort_cmp);
 }
 
+/*
+ * Whether cand (normalised) enters the elite as it stands: the admission rule,
+ * with the baseline as observed (or cand itself when it is the baseline).
+ */
+static int would_admit(struct search *s, const struct member *cand, char *why, size_t whylen)
+{
+	const struct member *baseline = NULL;
+	size_t i;
+
+	if (variant_same(&cand->va, &s->baseline_va))
+		baseline = cand;
+	else if (s->have_baseline)
+		baseline = &s->baseline;
+	for (i = 0; i < s->nelite; i++) {
+		if (variant_same(&s->elite[i].va, &cand->va)) {
+			snprintf(why, whylen, "refused: already in the elite");
+			return 0;
+		}
+		s->ptrs[i] = &s->elite[i];
+	}
+	return evolve_admits(s->ptrs, s->nelite, s->k, cand, baseline, s->margin, why, whylen);
+}
+
+int search_admits(struct search *s, const struct variant *va, const struct member *m)
+{
+	struct member cand = *m;
+
+	cand.va = *va;
+	normalize(s, &cand.va);
+	return would_admit(s, &cand, NULL, 0);
+}
+
 int search_observe(struct search *s, const struct variant *va, const struct member *m)
 {
 	struct member cand;
 	struct variant v = *va;
-	size_t i;
 
 	normalize(s, &v);
 	vset_add(&s->known, &v);
@@ -704,15 +735,7 @@ int search_observe(struct search *s, const struct variant *va, const struct memb
 		s->have_baseline = 1;
 	}
 	pool_add(s, &cand);
-	for (i = 0; i < s->nelite; i++) {
-		if (variant_same(&s->elite[i].va, &v)) {
-			snprintf(s->why, sizeof(s->why), "refused: already in the elite");
-			return 0;
-		}
-		s->ptrs[i] = &s->elite[i];
-	}
-	if (!evolve_admits(s->ptrs, s->nelite, s->k, &cand, s->have_baseline ? &s->baseline : NULL,
-	                   s->margin, s->why, sizeof(s->why)))
+	if (!would_admit(s, &cand, s->why, sizeof(s->why)))
 		return 0;
 	/* Sorted best first, so the weakest is the last. */
 	if (s->nelite < s->k)

@@ -73,6 +73,13 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
  */
 int search_observe(struct search *s, const struct variant *va, const struct member *m);
 
+/*
+ * Whether m, the measurement of va, would enter the elite if observed now
+ * (search_observe's decision, nothing changed): for work worth spending only
+ * on newcomers to the elite, such as the dynamic alignment gate.
+ */
+int search_admits(struct search *s, const struct variant *va, const struct member *m);
+
 /* The one-line reason of the last search_observe() decision ("" before the first). */
 const char *search_last_why(const struct search *s);
 

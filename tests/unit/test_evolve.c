@@ -774,6 +774,41 @@ static void test_admit_baseline(void **state)
 }
 
 /* Through the search: K members at most, best first, the weakest replaced, rejects ignored. */
+/* search_admits answers what search_observe will decide, and changes nothing. */
+static void test_admits_predicts_observe(void **state)
+{
+	struct search *s = search_new(&cfg, "evolve", 1);
+	const struct member *elite[4];
+	struct variant va;
+	struct member m;
+	static const int pts[] = {-1, 10, 20, 30, 40, 50};
+	static const double fit[] = {1.0, 1.2, 1.1, 1.05, 1.3, 1.12};
+	size_t i, before;
+	int admits;
+
+	for (i = 0; i < ARRAY_SIZE(pts); i++) {
+		if (pts[i] < 0)
+			baseline_va(&va);
+		else
+			point_at(pts[i], &va);
+		memset(&m, 0, sizeof(m));
+		m.va = va;
+		m.fitness = fit[i];
+		m.fitness_lo = fit[i] - 0.01;
+		m.fitness_hi = fit[i] + 0.01;
+		m.nshapes = 2;
+		m.speedup[0] = m.speedup[1] = m.speedup_hi[0] = m.speedup_hi[1] = fit[i];
+		before = search_elite(s, elite, 4);
+		admits = search_admits(s, &va, &m);
+		assert_int_equal(search_elite(s, elite, 4), before);
+		assert_int_equal(search_observe(s, &va, &m), admits);
+	}
+	/* 1.12 is within the 3% margin of the weakest (1.1): refused, and predicted so */
+	assert_int_equal(admits, 0);
+	assert_int_equal(search_elite(s, elite, 4), 3);
+	search_free(s);
+}
+
 static void test_observe_keeps_elite(void **state)
 {
 	struct search *s = search_new(&cfg, "evolve", 1);
@@ -882,6 +917,7 @@ int main(void)
 	    cmocka_unit_test(test_admit_full_below_margin),
 	    cmocka_unit_test(test_admit_full_better_but_regresses_twice),
 	    cmocka_unit_test(test_admit_baseline),
+	    cmocka_unit_test_setup_teardown(test_admits_predicts_observe, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_observe_keeps_elite, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_elite_ties_by_variant, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
