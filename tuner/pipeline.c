@@ -308,10 +308,8 @@ static int lookup(struct pipeline *p, const struct evaluation *ev, size_t s,
  * variant's rejection (the first failing shape wins). Returns 1 when the
  * shape failed.
  */
-static int apply_measured(struct pipeline *p, struct evaluation *ev, size_t s,
-                          const struct db_measured *m)
+static int apply_measured(struct evaluation *ev, size_t s, const struct db_measured *m)
 {
-	(void)p;
 	if (m->outcome != VARIANT_OK) {
 		if (ev->outcome == VARIANT_OK)
 			set_reason(ev, m->outcome,
@@ -364,7 +362,7 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 	got.ci_lo_us = m.ci_lo_us;
 	got.ci_hi_us = m.ci_hi_us;
 	got.tflops = m.tflops;
-	apply_measured(p, ev, s, &got);
+	apply_measured(ev, s, &got);
 	return 0;
 }
 
@@ -424,37 +422,35 @@ static void job_init(struct pipeline *p, struct worker_job *job)
 	job->time_it = 1;
 }
 
-/* The cubin of one spec (the build is cached: this is a cache hit after the compile stage). */
-static int spec_cubin(struct pipeline *p, const struct evaluation *ev, size_t sp, int sanitize,
-                      struct build *out)
+/* The TUNER_SANITIZE build of one spec, compiled (or found in the cache) and recorded. */
+static int sanitize_build(struct pipeline *p, const struct evaluation *ev, size_t sp,
+                          struct build *out)
 {
 	struct compile_job job;
 
 	memset(&job, 0, sizeof(job));
-	template_build_key(ev->hash, &p->specs[sp], sanitize, job.key);
-	job.source = template_render(p->cfg, &ev->va, &p->specs[sp], sanitize);
+	template_build_key(ev->hash, &p->specs[sp], 1, job.key);
+	job.source = template_render(p->cfg, &ev->va, &p->specs[sp], 1);
 	job.name = p->cfg->fam.source_path;
 	job.entry = p->cfg->fam.kernel;
-	job.options = sanitize ? p->san_options : p->options;
-	job.noptions = sanitize ? p->nsan_options : p->noptions;
+	job.options = p->san_options;
+	job.noptions = p->nsan_options;
 	compile_one(p, &job);
 	free(job.source);
 	*out = job.result;
-	if (sanitize &&
-	    db_build_record(p->db, ev->variant_id, job.key, p->specs[sp].key, 1, out) < 0)
-		return -1;
-	return 0;
+	return db_build_record(p->db, ev->variant_id, job.key, p->specs[sp].key, 1, out);
 }
 
 /*
- * Check and time the shapes of one spec that the database has no result for.
- * Returns 0 (verdicts applied to ev), or -1 when the evaluation failed.
+ * Check and time the shapes of one spec that the database has no result for,
+ * with the cubin the compile stage built. Returns 0 (verdicts applied to ev),
+ * or -1 when the evaluation failed.
  */
-static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, const int *missing)
+static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, const int *missing,
+                        const char *cubin)
 {
 	struct worker_job job;
 	struct worker_result res;
-	struct build b;
 	size_t s, map[WORKER_MAX_SHAPES], i;
 	int r = 0;
 
@@ -470,17 +466,13 @@ static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, co
 	}
 	if (!job.nshapes)
 		return 0;
-	if (spec_cubin(p, ev, sp, 0, &b) < 0)
-		return -1;
-	if (b.outcome != VARIANT_OK) {
-		build_release(&b);
-		return error("variant %s: its cubin vanished from the cache", ev->hash);
-	}
-	job.cubin_path = b.cubin_path;
+	if (!cubin)
+		BUG("variant %s reached the GPU without a cubin for '%s'", ev->hash,
+		    p->specs[sp].key);
+	job.cubin_path = cubin;
 	memset(&res, 0, sizeof(res));
 	if (worker_eval(p->worker, &job, &res) < 0) {
 		worker_result_release(&res);
-		build_release(&b);
 		return -1;
 	}
 	if (db_begin(p->db) < 0)
@@ -500,7 +492,6 @@ static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, co
 	if (r)
 		db_rollback(p->db);
 	worker_result_release(&res);
-	build_release(&b);
 	return r;
 }
 
@@ -561,7 +552,7 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 			                           &m);
 		else if (r == 1) {
 			p->st.shapes_reused++;
-			apply_measured(p, ev, s, &m);
+			apply_measured(ev, s, &m);
 			db_measured_release(&m);
 			continue;
 		}
@@ -592,8 +583,11 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 	return 0;
 }
 
-/* Check and time one candidate on the GPU, shapes already measured answered from the database. */
-static int gpu_eval(struct pipeline *p, struct evaluation *ev)
+/*
+ * Check and time one candidate on the GPU, shapes already measured answered
+ * from the database; cubins[sp] is its build of spec sp.
+ */
+static int gpu_eval(struct pipeline *p, struct evaluation *ev, char *const *cubins)
 {
 	int missing[TUNER_MAX_SHAPES] = {0}, any = 0;
 	size_t s, sp;
@@ -611,7 +605,7 @@ static int gpu_eval(struct pipeline *p, struct evaluation *ev)
 		}
 		p->st.shapes_reused++;
 		ev->remeasured++;
-		apply_measured(p, ev, s, &m);
+		apply_measured(ev, s, &m);
 		db_measured_release(&m);
 	}
 	if (ev->outcome != VARIANT_OK)
@@ -625,7 +619,7 @@ static int gpu_eval(struct pipeline *p, struct evaluation *ev)
 	if (any)
 		p->st.measured++;
 	for (sp = 0; any && sp < p->nspecs && ev->outcome == VARIANT_OK; sp++)
-		if (measure_spec(p, ev, sp, missing) < 0)
+		if (measure_spec(p, ev, sp, missing, cubins[sp]) < 0)
 			return -1;
 	p->st.wall_gpu += now_seconds() - t0;
 	ev->timed = ev->outcome == VARIANT_OK;
@@ -660,7 +654,7 @@ static int answer_from_run(struct pipeline *p, struct evaluation *ev)
 					db_measured_release(&m);
 				return 0; /* not timed here (an earlier run without a GPU) */
 			}
-			apply_measured(p, ev, s, &m);
+			apply_measured(ev, s, &m);
 			db_measured_release(&m);
 		}
 		ev->timed = 1;
@@ -726,9 +720,12 @@ static int stage_static(struct pipeline *p, int generation, const struct candida
 	return r;
 }
 
-/* Compile every spec of every candidate at stage COMPILE in parallel; build gates. */
-static int stage_compile(struct pipeline *p, int generation, const struct candidate *cands,
-                         size_t n, struct evaluation *out, enum stage *stage)
+/*
+ * Compile every spec of every candidate at stage COMPILE in parallel; build
+ * gates. The cubin of candidate i's spec sp goes to cubins[i * nspecs + sp].
+ */
+static int stage_compile(struct pipeline *p, int generation, size_t n, struct evaluation *out,
+                         enum stage *stage, char **cubins)
 {
 	struct compile_job *jobs;
 	struct verdicts *vs;
@@ -736,7 +733,6 @@ static int stage_compile(struct pipeline *p, int generation, const struct candid
 	double t0 = now_seconds();
 	int r = 0;
 
-	(void)cands;
 	jobs = xcalloc(n * p->nspecs + 1, sizeof(*jobs));
 	vs = xcalloc(n + 1, sizeof(*vs));
 	for (i = 0; i < n; i++) {
@@ -770,6 +766,8 @@ static int stage_compile(struct pipeline *p, int generation, const struct candid
 			r = db_build_record(p->db, out[i].variant_id, j->key, p->specs[sp].key, 0,
 			                    &j->result);
 		checks_build(p->cfg, &out[i].va, &p->specs[sp], &j->result, &vs[i]);
+		cubins[i * p->nspecs + sp] = j->result.cubin_path; /* the GPU stage's now */
+		j->result.cubin_path = NULL;
 	}
 	p->st.wall_compile += now_seconds() - t0;
 	/* verdicts in candidate order, so the database reads the same whatever finished first */
@@ -813,14 +811,14 @@ static int stage_compile(struct pipeline *p, int generation, const struct candid
 }
 
 /* One candidate past every static and build gate: replay, GPU, or nothing to time. */
-static int stage_gpu(struct pipeline *p, int generation, struct evaluation *ev)
+static int stage_gpu(struct pipeline *p, int generation, struct evaluation *ev, char *const *cubins)
 {
 	int r = 0;
 
 	if (p->replay)
 		r = replay_eval(p, ev);
 	else if (p->worker)
-		r = gpu_eval(p, ev);
+		r = gpu_eval(p, ev, cubins);
 	else
 		set_reason(ev, VARIANT_OK, GATE_CORRECT, "compiled; not timed (no GPU)");
 	if (r < 0)
@@ -841,6 +839,7 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
                       struct evaluation *out, size_t *done, volatile sig_atomic_t *stop)
 {
 	enum stage *stage = xcalloc(n + 1, sizeof(*stage));
+	char **cubins = xcalloc(n * p->nspecs + 1, sizeof(*cubins));
 	size_t i;
 	int r = 0;
 
@@ -848,12 +847,12 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 	for (i = 0; !r && i < n; i++)
 		r = stage_static(p, generation, &cands[i], &out[i], &stage[i]);
 	if (!r)
-		r = stage_compile(p, generation, cands, n, out, stage);
+		r = stage_compile(p, generation, n, out, stage, cubins);
 	for (i = 0; !r && i < n; i++) {
 		if (stage[i] == STAGE_GPU) {
 			if (*stop)
 				break;
-			r = stage_gpu(p, generation, &out[i]);
+			r = stage_gpu(p, generation, &out[i], cubins + i * p->nspecs);
 		}
 		if (!r)
 			*done = i + 1;
@@ -862,6 +861,9 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 	for (i = 0; !r && i < *done; i++)
 		if (out[i].reused && out[i].timed && !out[i].ranked)
 			rank(p, &out[i]);
+	for (i = 0; i < n * p->nspecs; i++)
+		free(cubins[i]);
+	free(cubins);
 	free(stage);
 	return r;
 }
@@ -889,7 +891,7 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 				return -1;
 		if (!job.nshapes)
 			continue;
-		if (spec_cubin(p, ev, sp, 1, &b) < 0)
+		if (sanitize_build(p, ev, sp, &b) < 0)
 			return -1;
 		if (b.outcome != VARIANT_OK) {
 			/* the checked wrappers do not compile: the variant cannot be verified */
