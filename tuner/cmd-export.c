@@ -118,9 +118,9 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 	/* Nothing is written unless all of it is: the file appears whole or not at all. */
 	if (output) {
 		rc = write_file_atomic(output, out.buf, out.len) < 0 ? EX_CANTCREAT : 0;
-	} else if (fwrite(out.buf, 1, out.len, stdout) != out.len || fflush(stdout)) {
-		error("cannot write to stdout: %s", strerror(errno));
-		rc = EX_IOERR;
+	} else {
+		fwrite(out.buf, 1, out.len, stdout);
+		rc = cmd_flush_stdout();
 	}
 	sb_release(&out);
 	return rc;

@@ -425,11 +425,7 @@ int cmd_show(int argc, char **argv, const struct globals *g)
 	db_close(db);
 	if (rc < 0)
 		return EX_DATAERR;
-	if (fflush(stdout) || ferror(stdout)) {
-		error("cannot write to stdout: %s", strerror(errno));
-		return EX_IOERR;
-	}
-	return 0;
+	return cmd_flush_stdout();
 
 usage:
 	fputs(cmd_find("show")->usage, stderr);

@@ -157,11 +157,7 @@ int cmd_top(int argc, char **argv, const struct globals *g)
 	ranking_release(&r);
 	if (rc)
 		return EX_DATAERR;
-	if (fflush(stdout) || ferror(stdout)) {
-		error("cannot write to stdout: %s", strerror(errno));
-		return EX_IOERR;
-	}
-	return 0;
+	return cmd_flush_stdout();
 
 usage:
 	fputs(cmd_find("top")->usage, stderr);

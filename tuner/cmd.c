@@ -1,5 +1,6 @@
 /* The subcommand table. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,5 +155,14 @@ int cmd_parse_int(const char *flag, const char *s, long long min, long long *out
 	if (errno || end == s || *end || v < min)
 		return error("%s needs an integer >= %lld, got '%s'", flag, min, s);
 	*out = v;
+	return 0;
+}
+
+int cmd_flush_stdout(void)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		error("cannot write to stdout: %s", strerror(errno));
+		return EX_IOERR;
+	}
 	return 0;
 }

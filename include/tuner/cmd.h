@@ -37,6 +37,9 @@ int cmd_worker(int argc, char **argv, const struct globals *g);
 /* An option's integer value, at least min; 0, or error() naming the flag. */
 int cmd_parse_int(const char *flag, const char *s, long long min, long long *out);
 
+/* Flush what a command printed: 0, or EX_IOERR after saying why (a full disk, a closed pipe). */
+int cmd_flush_stdout(void);
+
 /* Where cubins are cached: $TUNER_CACHE, else tuner-cache/ beside the database. Caller frees. */
 char *cmd_cache_dir(const struct globals *g);
 
