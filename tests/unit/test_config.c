@@ -12,37 +12,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "tuner/config.h"
 
 #define FIX "tests/fixtures/config/"
 
 /* ------------------------------------------------------ error capture */
 
-static char captured[8192];
-static int nerrors;
 static char top[PATH_MAX];
-
-static void capture(const char *prefix, const char *msg)
-{
-	if (strcmp(prefix, "error: "))
-		return;
-	nerrors++;
-	if (nerrors == 1)
-		snprintf(captured, sizeof(captured), "%s", msg);
-}
 
 static int setup(void **state)
 {
-	captured[0] = '\0';
-	nerrors = 0;
-	set_error_routine(capture);
+	capture_start();
 	return 0;
 }
 
 /* Back to the repository root even when a test failed after a chdir. */
 static int teardown(void **state)
 {
-	set_error_routine(NULL);
+	capture_stop();
 	return chdir(top);
 }
 
@@ -464,8 +452,7 @@ static void test_error_table(void **state)
 			failures++;
 			continue;
 		}
-		captured[0] = '\0';
-		nerrors = 0;
+		capture_start();
 		ret = config_load(g.gl_pathv[i], &cfg);
 		if (ret != -1 || nerrors != 1) {
 			print_error("%s: returned %d with %d errors (want -1 and 1): %s\n",

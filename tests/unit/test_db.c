@@ -19,29 +19,13 @@
 
 #include <sqlite3.h>
 
+#include "capture.h"
 #include "tuner/db.h"
 
 /* ------------------------------------------------------ fixtures */
 
-static char captured[8192];
-static int nerrors;
 static char dir[64];
 static char path[128];
-
-static void capture(const char *prefix, const char *msg)
-{
-	if (strcmp(prefix, "error: "))
-		return;
-	nerrors++;
-	if (nerrors == 1)
-		snprintf(captured, sizeof(captured), "%s", msg);
-}
-
-static void clear_errors(void)
-{
-	captured[0] = '\0';
-	nerrors = 0;
-}
 
 static int setup(void **state)
 {
@@ -49,8 +33,7 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof(path), "%s/t.db", dir);
-	clear_errors();
-	set_error_routine(capture);
+	capture_start();
 	return 0;
 }
 
@@ -61,7 +44,7 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 
 static int teardown(void **state)
 {
-	set_error_routine(NULL);
+	capture_stop();
 	return nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -325,7 +308,7 @@ static char *schema_v1(void)
 
 static int open_with(const char *schema, int version, const struct db_migration *m, struct db **db)
 {
-	clear_errors();
+	capture_start();
 	return db_open_schema(path, schema, version, m, db);
 }
 
@@ -432,7 +415,7 @@ static void test_version_too_new(void **state)
 
 	db_close(db);
 	raw_exec("PRAGMA user_version = 7");
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_open(path, &db), -1);
 	assert_null(db);
 	snprintf(want, sizeof(want), "database '%s' has schema version 7; this tuner knows up to 1",
@@ -488,7 +471,7 @@ static void test_not_a_tuner_database(void **state)
 
 	assert_int_equal(unlink(path), 0);
 	raw_exec("CREATE TABLE mine (x)");
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_open(path, &db), -1);
 	assert_non_null(strstr(captured, "is not a tuner database"));
 	assert_int_equal(raw_int("PRAGMA user_version"), 0);
@@ -505,7 +488,7 @@ static void test_run_round_trip(void **state)
 
 	assert_int_equal(db_run_latest(db, &latest), -1);
 	assert_non_null(strstr(captured, "has no runs"));
-	clear_errors();
+	capture_start();
 
 	ri.seed = 18446744073709551615ull; /* every bit of the seed survives */
 	ri.replay_of = "sweep-h100.db";
@@ -557,10 +540,10 @@ static void test_run_round_trip(void **state)
 	assert_int_equal(nerrors, 0);
 	assert_int_equal(db_run_set_status(db, id, "paused"), -1);
 	assert_non_null(strstr(captured, "runs_status"));
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_run_set_status(db, 1234, "done"), -1);
 	assert_non_null(strstr(captured, "has no run 1234"));
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_run_get(db, 1234, &r), -1);
 	assert_non_null(strstr(captured, "has no run 1234"));
 	db_close(db);
@@ -616,7 +599,7 @@ static void test_variant_upsert_dedup(void **state)
 	                 -1);
 	assert_non_null(strstr(captured, "already names another variant"));
 	assert_int_equal(count(db, "variants"), 2);
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_variant_get(db, 999, &v), -1);
 	assert_non_null(strstr(captured, "has no variant 999"));
 	db_close(db);
@@ -646,21 +629,21 @@ static void test_variant_find_prefix(void **state)
 	assert_non_null(strstr(captured, "3fa91111"));
 	assert_non_null(strstr(captured, "3fa9c222"));
 	/* "0001" is id 1 and a prefix of variant 3's hash. */
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_variant_find_prefix(db, "0001", &id), -1);
 	assert_non_null(strstr(captured, "ambiguous"));
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_variant_find_prefix(db, "0001f", &id), 0);
 	assert_int_equal(id, c);
 	assert_int_equal(db_variant_find_prefix(db, "ffff", &id), -1);
 	assert_non_null(strstr(captured, "no variant 'ffff'"));
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_variant_find_prefix(db, "77", &id), -1);
 	assert_non_null(strstr(captured, "no variant '77'"));
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_variant_find_prefix(db, "3f*", &id), -1);
 	assert_non_null(strstr(captured, "neither a variant id nor a hash prefix"));
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_variant_find_prefix(db, "", &id), -1);
 	assert_int_equal(nerrors, 1);
 	db_close(db);
@@ -929,7 +912,7 @@ static void test_population_and_elite(void **state)
 	                            "parent_b=2\n");
 	assert_int_equal(db_population_record(db, run, 1, ids[1], "bred", 0, 0), -1);
 	assert_non_null(strstr(captured, "population_origin"));
-	clear_errors();
+	capture_start();
 
 	assert_int_equal(db_elite_store(db, run, 1, ids, fit, 3), 0);
 	assert_int_equal(count(db, "elite"), 3);
@@ -1182,7 +1165,7 @@ static void test_exec_callback(void **state)
 	assert_int_equal(nerrors, 0);
 	assert_int_equal(db_exec_callback(db, "SELECT id FROM variants", fail_row, NULL, NULL), -1);
 	assert_string_equal(captured, "row callback failed");
-	clear_errors();
+	capture_start();
 	assert_int_equal(db_exec_callback(db, "SELECT nope FROM variants", fail_row, NULL, NULL),
 	                 -1);
 	assert_non_null(strstr(captured, "no such column: nope"));

@@ -13,32 +13,20 @@
 
 #include <jansson.h>
 
+#include "capture.h"
 #include "tuner/export.h"
 
 /* ------------------------------------------------------ fixtures */
 
-static char captured[4096];
-static int nerrors;
-
-static void capture(const char *prefix, const char *msg)
-{
-	if (strcmp(prefix, "error: "))
-		return;
-	if (!nerrors++)
-		snprintf(captured, sizeof(captured), "%s", msg);
-}
-
 static int setup(void **state)
 {
-	captured[0] = '\0';
-	nerrors = 0;
-	set_error_routine(capture);
+	capture_start();
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	set_error_routine(NULL);
+	capture_stop();
 	return 0;
 }
 

@@ -15,34 +15,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "tuner/attention_gpu.h"
 #include "tuner/cuda.h"
 #include "tuner/worker.h"
 
 /* ------------------------------------------------------ error capture */
 
-static char captured[4096];
-static int nerrors;
-
-static void capture(const char *prefix, const char *msg)
-{
-	if (strcmp(prefix, "error: "))
-		return;
-	if (!nerrors++)
-		snprintf(captured, sizeof(captured), "%s", msg);
-}
-
 static int setup(void **state)
 {
-	captured[0] = '\0';
-	nerrors = 0;
-	set_error_routine(capture);
+	capture_start();
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	set_error_routine(NULL);
+	capture_stop();
 	unsetenv("TUNER_WORKER_FAKE");
 	unsetenv("TUNER_LIBCUDA");
 	return 0;
