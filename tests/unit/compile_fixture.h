@@ -139,10 +139,30 @@ static inline void fx_flash_config(struct config *cfg)
 	cfg->max_spill_bytes = 0;
 }
 
-/* Everything fx_flash_config allocated is the loader's kind of allocation: release it the loader's way. */
+/* Everything fx_flash_config allocated is the loader's kind of allocation: release it the loader's
+ * way. */
 static inline void fx_release(struct config *cfg)
 {
 	config_release(cfg);
+}
+
+/* cmocka setup and teardown: *state is an fx_flash_config, errors captured. */
+static inline int fx_setup(void **state)
+{
+	struct config *cfg = xmalloc(sizeof(*cfg));
+
+	fx_flash_config(cfg);
+	fx_capture_start();
+	*state = cfg;
+	return 0;
+}
+
+static inline int fx_teardown(void **state)
+{
+	set_error_routine(NULL);
+	fx_release(*state);
+	free(*state);
+	return 0;
 }
 
 /* A variant from "NAME=V,..." on top of the baseline; aborts on a bad spec. */

@@ -8,24 +8,6 @@
 #include "compile_fixture.h"
 #include "tuner/checks.h"
 
-static int setup(void **state)
-{
-	struct config *cfg = xmalloc(sizeof(*cfg));
-
-	fx_flash_config(cfg);
-	fx_capture_start();
-	*state = cfg;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	set_error_routine(NULL);
-	fx_release(*state);
-	free(*state);
-	return 0;
-}
-
 /* checks_static on "NAME=V,..." over the baseline. */
 static enum outcome check(const struct config *cfg, const char *set, struct verdicts *vs)
 {
@@ -424,21 +406,23 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gate_names),
-	    cmocka_unit_test_setup_teardown(test_baseline_passes_every_gate, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_constraint_rejects, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_constraint_checked_on_every_shape, setup,
-	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_smem_rejects, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_align_seeds_bug, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_align_sidecar_pad1, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_align_offset, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_constraint_gate_comes_first, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_eval_errors_reject_at_their_gate, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_build_ok, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_build_compile_error, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_build_smem_cross_check, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_build_spills, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_build_registers_per_block, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_baseline_passes_every_gate, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_constraint_rejects, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_constraint_checked_on_every_shape, fx_setup,
+	                                    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_smem_rejects, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_align_seeds_bug, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_align_sidecar_pad1, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_align_offset, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_constraint_gate_comes_first, fx_setup,
+	                                    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_eval_errors_reject_at_their_gate, fx_setup,
+	                                    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_build_ok, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_build_compile_error, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_build_smem_cross_check, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_build_spills, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_build_registers_per_block, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_loaded_sidecar),
 	};
 

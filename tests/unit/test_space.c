@@ -7,24 +7,6 @@
 
 #include "compile_fixture.h"
 
-static int setup(void **state)
-{
-	struct config *cfg = xmalloc(sizeof(*cfg));
-
-	fx_flash_config(cfg);
-	fx_capture_start();
-	*state = cfg;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	set_error_routine(NULL);
-	fx_release(*state);
-	free(*state);
-	return 0;
-}
-
 /* ----------------------------------------------------------------- scopes */
 
 static void test_scope_params_then_dims(void **state)
@@ -253,14 +235,14 @@ static void test_specs_none(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_scope_params_then_dims, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_size_and_points, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_domain_and_baseline, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_parse_set, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_parse_set_errors, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_specs_default_suite, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_specs_two_dims_first_seen, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_specs_none, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scope_params_then_dims, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_size_and_points, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_domain_and_baseline, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_parse_set, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_parse_set_errors, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_specs_default_suite, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_specs_two_dims_first_seen, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_specs_none, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,24 +10,6 @@
 #include "compile_fixture.h"
 #include "tuner/template.h"
 
-static int setup(void **state)
-{
-	struct config *cfg = xmalloc(sizeof(*cfg));
-
-	fx_flash_config(cfg);
-	fx_capture_start();
-	*state = cfg;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	set_error_routine(NULL);
-	fx_release(*state);
-	free(*state);
-	return 0;
-}
-
 static int has_option(char **opts, size_t n, const char *opt)
 {
 	size_t i;
@@ -232,12 +214,13 @@ static void test_build_key(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_options, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_render_golden, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_render_smem_from_first_shape, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_render_eval_error, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_variant_hash, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_build_key, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_options, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_render_golden, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_render_smem_from_first_shape, fx_setup,
+	                                    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_render_eval_error, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_variant_hash, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_build_key, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
