@@ -220,15 +220,11 @@ static void progress_generation(struct progress *pr, size_t n, size_t ok, double
 	rejections(&sb, st);
 	if (pr->tty)
 		fprintf(stderr, "\r\033[K");
+	printf("generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; ",
+	       pr->generation + 1, pr->generations, n, ok, sb.buf);
 	if (pr->best > 0)
-		printf("generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; best "
-		       "x%.3f; "
-		       "%.1f s\n",
-		       pr->generation + 1, pr->generations, n, ok, sb.buf, pr->best, secs);
-	else
-		printf(
-		    "generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; %.1f s\n",
-		    pr->generation + 1, pr->generations, n, ok, sb.buf, secs);
+		printf("best x%.3f; ", pr->best);
+	printf("%.1f s\n", secs);
 	fflush(stdout);
 	sb_release(&sb);
 }
@@ -499,6 +495,12 @@ static void summary(const struct run_state *rs, const struct pipeline *p, int ge
 		       st->shapes_reused, rs->run_id);
 }
 
+/* The variant id of a candidate's parent, 0 for none. */
+static long long parent_id(const struct member *const *pool, size_t npool, int idx)
+{
+	return idx >= 0 && (size_t)idx < npool ? pool[idx]->id : 0;
+}
+
 static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 {
 	struct search *s = search_new(&rs->cfg, rs->strategy, rs->seed);
@@ -521,14 +523,12 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 	p->progress_ctx = &pr;
 	*gens_done = 0;
 	for (gen = 0; gen < rs->generations && !rc; gen++) {
-		const struct member *el[64];
-		long long elite_ids[64];
-		size_t n, done, i, nel, ok = 0;
+		const struct member *pool[64];
+		size_t n, done, i, npool, ok = 0;
 		double t0 = now_seconds();
 
-		nel = search_pool(s, el, ARRAY_SIZE(el));
-		for (i = 0; i < nel; i++)
-			elite_ids[i] = el[i]->id;
+		/* parents are indices into the pool at proposal time */
+		npool = search_pool(s, pool, ARRAY_SIZE(pool));
 		n = search_propose(s, gen, cands, (size_t)rs->population, NULL, NULL);
 		if (n == 0) {
 			printf("the space is exhausted: every configuration has been proposed\n");
@@ -543,15 +543,11 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 		}
 		for (i = 0; i < done && !rc; i++) {
 			struct evaluation *ev = &evs[i];
-			long long pa = cands[i].parent_a >= 0 && (size_t)cands[i].parent_a < nel
-			                   ? elite_ids[cands[i].parent_a]
-			                   : 0;
-			long long pb = cands[i].parent_b >= 0 && (size_t)cands[i].parent_b < nel
-			                   ? elite_ids[cands[i].parent_b]
-			                   : 0;
 
 			if (db_population_record(rs->db, rs->run_id, gen, ev->variant_id,
-			                         evolve_origin_name(cands[i].origin), pa, pb) < 0) {
+			                         evolve_origin_name(cands[i].origin),
+			                         parent_id(pool, npool, cands[i].parent_a),
+			                         parent_id(pool, npool, cands[i].parent_b)) < 0) {
 				rc = EX_SOFTWARE;
 				break;
 			}
