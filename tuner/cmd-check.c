@@ -40,14 +40,14 @@ static void warn_domain(const struct family *fam, const struct variant *va)
 		}
 		if (!found)
 			warning("%s=%lld is outside the declared domain {%s}", p->name, va->v[i],
-				sb.buf);
+			        sb.buf);
 		sb_release(&sb);
 	}
 }
 
 /* Compile every specialisation and run the build gates; returns the first rejection or OK. */
 static enum outcome check_builds(const struct config *cfg, const struct variant *va,
-				 const char *cache_dir, int jobs, struct verdicts *vs)
+                                 const char *cache_dir, int jobs, struct verdicts *vs)
 {
 	struct spec specs[TUNER_MAX_SHAPES];
 	size_t shape_spec[TUNER_MAX_SHAPES];
@@ -81,7 +81,8 @@ static enum outcome check_builds(const struct config *cfg, const struct variant 
 		size_t before = vs->n;
 		enum outcome o;
 
-		printf("  build %s: %d registers, %d bytes static smem, %d+%d bytes spilled, %.2f s%s\n",
+		printf("  build %s: %d registers, %d bytes static smem, %d+%d bytes spilled, %.2f "
+		       "s%s\n",
 		       *sp->key ? sp->key : "(no specialisation)", done->result.regs,
 		       done->result.static_smem, done->result.spill_stores,
 		       done->result.spill_loads, done->result.seconds,
@@ -118,11 +119,11 @@ char *cmd_cache_dir(const struct globals *g)
 int cmd_check(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
-		{"set", required_argument, NULL, 's'},
-		{"no-compile", no_argument, NULL, 'n'},
-		{"jobs", required_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"set", required_argument, NULL, 's'},
+	    {"no-compile", no_argument, NULL, 'n'},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *set = NULL;
 	int no_compile = 0, jobs = 0, c;

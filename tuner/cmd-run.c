@@ -295,7 +295,7 @@ static int open_replay(const char *path, const struct config *cfg, const char *s
 	                     "SELECT device FROM runs WHERE template_hash = ?1 AND arch = ?2"
 	                     " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
 	                     replay_row, &m, cfg->fam.source_hash, cfg->arch.name, shapes,
-	                     NULL) < 0)
+	                     (const char *)NULL) < 0)
 		return EX_DATAERR;
 	if (!m.found) {
 		error(
@@ -520,7 +520,7 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 	pr.generations = rs->generations;
 	pr.p = p;
 	p->progress = progress_tick;
-	p->progress_ctx = &pr;
+	p->progress_ctx = &pr; /* cppcheck-suppress autoVariables ; cleared before return */
 	*gens_done = 0;
 	for (gen = 0; gen < rs->generations && !rc; gen++) {
 		const struct member *pool[64];
@@ -576,6 +576,8 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 			warning("the baseline has no timing (%s): nothing can be ranked",
 			        evs[0].outcome == VARIANT_OK ? "not measured" : evs[0].reason);
 	}
+	p->progress = NULL;
+	p->progress_ctx = NULL;
 	search_free(s);
 	free(cands);
 	free(evs);

@@ -347,7 +347,7 @@ void hasher_adds(struct hasher *h, const char *s)
 static void hex128(XXH128_hash_t v, char out[HASH_HEX_LEN])
 {
 	snprintf(out, HASH_HEX_LEN, "%016llx%016llx", (unsigned long long)v.high64,
-		 (unsigned long long)v.low64);
+	         (unsigned long long)v.low64);
 }
 
 void hasher_final_hex(struct hasher *h, char out[HASH_HEX_LEN])

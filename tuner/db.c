@@ -465,7 +465,8 @@ int db_open_readonly(const char *path, struct db **out)
 	v = user_version(db);
 	if (v < 1 || v > db_sql_version) {
 		if (v >= 0)
-			error("'%s' is not a tuner database this version can read (schema version %d, "
+			error("'%s' is not a tuner database this version can read (schema version "
+			      "%d, "
 			      "this tuner knows 1 to %d)",
 			      path, v, db_sql_version);
 		db_close(db);

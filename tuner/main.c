@@ -12,27 +12,27 @@ static void usage(FILE *out)
 	unsigned i;
 
 	fprintf(out, "usage: tuner [--db FILE] [--config FILE] <command> [<args>]\n"
-		     "       tuner --version | --help | help <command>\n\n"
-		     "An autotuning search daemon for CUDA kernels.\n\ncommands:\n");
+	             "       tuner --version | --help | help <command>\n\n"
+	             "An autotuning search daemon for CUDA kernels.\n\ncommands:\n");
 	for (i = 0; i < cmd_count; i++)
 		if (cmd_table[i].summary)
 			fprintf(out, "  %-8s %s\n", cmd_table[i].name, cmd_table[i].summary);
 	fprintf(out, "\nglobal options:\n"
-		     "  --db FILE       the database (default $TUNER_DB, else tuner.db)\n"
-		     "  --config FILE   the tuning job (default configs/default.yaml)\n"
-		     "  --version       print the version and exit\n"
-		     "  -h, --help      print this help and exit\n\n"
-		     "Run 'tuner <command> --help' for a command's options.\n");
+	             "  --db FILE       the database (default $TUNER_DB, else tuner.db)\n"
+	             "  --config FILE   the tuning job (default configs/default.yaml)\n"
+	             "  --version       print the version and exit\n"
+	             "  -h, --help      print this help and exit\n\n"
+	             "Run 'tuner <command> --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"db", required_argument, NULL, 'd'},
-		{"config", required_argument, NULL, 'c'},
-		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"db", required_argument, NULL, 'd'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct globals g = {0};
 	const struct cmd *cmd;

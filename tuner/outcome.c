@@ -4,17 +4,17 @@
 #include "tuner/outcome.h"
 
 static const char *const names[OUTCOME_COUNT] = {
-	[VARIANT_OK] = "ok",
-	[REJECT_CONSTRAINT] = "constraint",
-	[REJECT_SMEM] = "smem",
-	[REJECT_ALIGN] = "align",
-	[REJECT_COMPILE] = "compile",
-	[REJECT_RESOURCES] = "resources",
-	[REJECT_RUNTIME_FAULT] = "runtime fault",
-	[REJECT_TIMEOUT] = "timeout",
-	[REJECT_WRONG] = "wrong",
-	[REJECT_RACE] = "race",
-	[REJECT_UNMEASURED] = "unmeasured",
+    [VARIANT_OK] = "ok",
+    [REJECT_CONSTRAINT] = "constraint",
+    [REJECT_SMEM] = "smem",
+    [REJECT_ALIGN] = "align",
+    [REJECT_COMPILE] = "compile",
+    [REJECT_RESOURCES] = "resources",
+    [REJECT_RUNTIME_FAULT] = "runtime fault",
+    [REJECT_TIMEOUT] = "timeout",
+    [REJECT_WRONG] = "wrong",
+    [REJECT_RACE] = "race",
+    [REJECT_UNMEASURED] = "unmeasured",
 };
 
 const char *outcome_name(enum outcome o)

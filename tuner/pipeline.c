@@ -535,7 +535,7 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 		"SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
 		" ON v.id = g.variant_id WHERE v.hash = ?1 AND g.outcome != 'ok'"
 		" AND g.gate IN ('compile', 'resources', 'sanitize') ORDER BY g.id LIMIT 1",
-		replay_gate_row, &rg, ev->hash, NULL) < 0)
+		replay_gate_row, &rg, ev->hash, (const char *)NULL) < 0)
 		return -1;
 	if (rg.found) {
 		set_reason(ev, rg.outcome, rg.gate, "%s (replayed)", rg.reason);

@@ -6,7 +6,7 @@
 extern const struct problem problem_attention;
 
 static const struct problem *const problems[] = {
-	&problem_attention,
+    &problem_attention,
 };
 
 const struct problem *problem_find(const char *name)

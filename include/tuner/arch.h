@@ -3,15 +3,16 @@
 #define TUNER_ARCH_H
 
 struct arch_limits {
-	char name[16];                 /* "sm_90" */
-	int cc;                        /* compute capability x10: 90 */
-	long long smem_per_block;      /* default dynamic+static limit without opt-in: 49152 */
-	long long smem_per_block_optin;/* opt-in limit via cudaFuncAttributeMaxDynamicSharedMemorySize */
+	char name[16];            /* "sm_90" */
+	int cc;                   /* compute capability x10: 90 */
+	long long smem_per_block; /* default dynamic+static limit without opt-in: 49152 */
+	long long
+	    smem_per_block_optin; /* opt-in limit via cudaFuncAttributeMaxDynamicSharedMemorySize */
 	long long smem_per_sm;
-	long long regs_per_sm;         /* 65536 */
-	int regs_per_thread;           /* 255 */
-	int max_threads_per_block;     /* 1024 */
-	int sm_count;                  /* typical part: 132 for H100 SXM, 58 for L4; 0 if unknown */
+	long long regs_per_sm;     /* 65536 */
+	int regs_per_thread;       /* 255 */
+	int max_threads_per_block; /* 1024 */
+	int sm_count;              /* typical part: 132 for H100 SXM, 58 for L4; 0 if unknown */
 };
 
 /* 0 and *out filled for a known arch name, -1 (no message) otherwise. */

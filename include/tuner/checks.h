@@ -1,4 +1,5 @@
-/* The gates, cheapest first: constraints, shared memory, alignment, then resources after compiling. */
+/* The gates, cheapest first: constraints, shared memory, alignment, then resources after compiling.
+ */
 #ifndef TUNER_CHECKS_H
 #define TUNER_CHECKS_H
 
@@ -15,7 +16,7 @@ enum gate {
 	GATE_ALIGN,
 	GATE_COMPILE,
 	GATE_RESOURCES,
-	GATE_SANITIZE,   /* the dynamic alignment gate on the GPU */
+	GATE_SANITIZE, /* the dynamic alignment gate on the GPU */
 	GATE_CORRECT,
 	GATE_COUNT
 };
@@ -24,9 +25,10 @@ const char *gate_name(enum gate g);
 
 struct verdict {
 	enum gate gate;
-	enum outcome outcome;  /* VARIANT_OK when the gate passed */
-	char shape[32];        /* the shape it failed on, "" if shape-independent or passed */
-	char reason[512];      /* why, e.g. "buffer 'Q_smem' row stride 130 bytes is not a multiple of 16 (cp.async 16B)" */
+	enum outcome outcome; /* VARIANT_OK when the gate passed */
+	char shape[32];       /* the shape it failed on, "" if shape-independent or passed */
+	char reason[512]; /* why, e.g. "buffer 'Q_smem' row stride 130 bytes is not a multiple of 16
+	                     (cp.async 16B)" */
 };
 
 struct verdicts {
@@ -43,13 +45,13 @@ void verdicts_release(struct verdicts *vs);
  * (division by zero, unknown name) rejects at its gate with the reason.
  */
 enum outcome checks_static(const struct config *cfg, const struct variant *va,
-			   struct verdicts *out);
+                           struct verdicts *out);
 
 /*
  * After compiling one spec: the compile result itself, ptxas's static shared
  * memory plus the dynamic amount against the limit, and the spill limit.
  */
-enum outcome checks_build(const struct config *cfg, const struct variant *va,
-			  const struct spec *sp, const struct build *b, struct verdicts *out);
+enum outcome checks_build(const struct config *cfg, const struct variant *va, const struct spec *sp,
+                          const struct build *b, struct verdicts *out);
 
 #endif

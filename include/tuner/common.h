@@ -53,7 +53,10 @@ struct strbuf {
 	size_t len;
 	size_t alloc;
 };
-#define STRBUF_INIT { NULL, 0, 0 }
+#define STRBUF_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 void sb_grow(struct strbuf *sb, size_t extra);
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_adds(struct strbuf *sb, const char *s);

@@ -9,16 +9,17 @@
 
 /* What one compile unit produced. */
 struct build {
-	enum outcome outcome;   /* VARIANT_OK, or REJECT_COMPILE (a compile error is a result, not a failure) */
-	char *log;              /* NVRTC's log, ptxas -v report included */
-	int regs;               /* registers per thread of the entry */
-	int spill_stores;       /* bytes */
-	int spill_loads;        /* bytes */
-	int static_smem;        /* bytes of static shared memory of the entry */
-	int stack_frame;        /* bytes */
-	double seconds;         /* compile wall time (0 when cached) */
-	int cached;             /* served from the cubin cache */
-	char *cubin_path;       /* the cached cubin; NULL on REJECT_COMPILE */
+	enum outcome outcome; /* VARIANT_OK, or REJECT_COMPILE (a compile error is a result, not a
+	                         failure) */
+	char *log;            /* NVRTC's log, ptxas -v report included */
+	int regs;             /* registers per thread of the entry */
+	int spill_stores;     /* bytes */
+	int spill_loads;      /* bytes */
+	int static_smem;      /* bytes of static shared memory of the entry */
+	int stack_frame;      /* bytes */
+	double seconds;       /* compile wall time (0 when cached) */
+	int cached;           /* served from the cubin cache */
+	char *cubin_path;     /* the cached cubin; NULL on REJECT_COMPILE */
 	size_t cubin_size;
 };
 void build_release(struct build *b);
@@ -30,8 +31,8 @@ struct compile_job {
 	const char *entry;      /* kernel whose ptxas report to parse */
 	char **options;         /* NVRTC options (the pool adds the CUDA include path) */
 	size_t noptions;
-	void *user;             /* caller's cookie */
-	struct build result;    /* filled by the pool */
+	void *user;          /* caller's cookie */
+	struct build result; /* filled by the pool */
 };
 
 struct compile_pool;

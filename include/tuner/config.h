@@ -1,4 +1,5 @@
-/* Tuning jobs (configs/NAME.yaml) and kernel-family sidecars (kernels/templates/NAME.yaml), loaded with libyaml. */
+/* Tuning jobs (configs/NAME.yaml) and kernel-family sidecars (kernels/templates/NAME.yaml), loaded
+ * with libyaml. */
 #ifndef TUNER_CONFIG_H
 #define TUNER_CONFIG_H
 
@@ -10,7 +11,7 @@
 #include "tuner/problem.h"
 
 #define TUNER_MAX_PARAMS 16
-#define TUNER_MAX_DIMS 8
+#define TUNER_MAX_DIMS   8
 #define TUNER_MAX_SHAPES 32
 
 struct param {
@@ -28,20 +29,21 @@ struct constraint {
 /* One shared-memory buffer of the layout: its offset and row stride must be multiples of align. */
 struct layout_buf {
 	char *name;
-	struct expr *offset;  /* bytes from the start of dynamic shared memory */
-	struct expr *stride;  /* row stride in bytes */
-	int align;            /* the access width used on it, in bytes (16 for cp.async.cg 16 B, ldmatrix rows) */
-	char *access;         /* what needs the alignment: "cp.async 16B", "ldmatrix" */
+	struct expr *offset; /* bytes from the start of dynamic shared memory */
+	struct expr *stride; /* row stride in bytes */
+	int align; /* the access width used on it, in bytes (16 for cp.async.cg 16 B, ldmatrix rows)
+	            */
+	char *access; /* what needs the alignment: "cp.async 16B", "ldmatrix" */
 	int line;
 };
 
 struct family {
-	char *path;             /* the sidecar's path */
-	char *name;             /* "flash_fwd": the export prefix is its upper case */
+	char *path; /* the sidecar's path */
+	char *name; /* "flash_fwd": the export prefix is its upper case */
 	char *source_path;
-	char *source;           /* the template text */
+	char *source; /* the template text */
 	char source_hash[HASH_HEX_LEN];
-	char *kernel;           /* extern "C" entry point */
+	char *kernel; /* extern "C" entry point */
 	const struct problem *problem;
 	struct param params[TUNER_MAX_PARAMS];
 	size_t nparams;
@@ -56,7 +58,7 @@ struct family {
 	char *specialize[TUNER_MAX_DIMS];
 	size_t nspecialize;
 	long long baseline[TUNER_MAX_PARAMS];
-	char **options;         /* extra NVRTC options from the sidecar */
+	char **options; /* extra NVRTC options from the sidecar */
 	size_t noptions;
 };
 
@@ -71,33 +73,33 @@ enum sanitize_when { SANITIZE_NEVER = 0, SANITIZE_ELITE, SANITIZE_EVERY };
 
 struct config {
 	char *path;
-	char *text;             /* the raw YAML, stored with each run */
-	char *template_path;    /* resolved sidecar path */
+	char *text;          /* the raw YAML, stored with each run */
+	char *template_path; /* resolved sidecar path */
 	struct family fam;
 	struct arch_limits arch;
 	struct shape shapes[TUNER_MAX_SHAPES];
 	size_t nshapes;
 	/* correctness */
-	double rel_l2;          /* default 1e-2 */
-	double max_abs;         /* default 2e-2 */
-	int check_seeds;        /* fresh random inputs per shape, default 2 */
+	double rel_l2;   /* default 1e-2 */
+	double max_abs;  /* default 2e-2 */
+	int check_seeds; /* fresh random inputs per shape, default 2 */
 	/* budget */
-	int generations;        /* default 10 */
-	int population;         /* default 16 */
-	int elite;              /* K, default 3 */
-	double margin;          /* admission margin, default 0.03 */
+	int generations; /* default 10 */
+	int population;  /* default 16 */
+	int elite;       /* K, default 3 */
+	double margin;   /* admission margin, default 0.03 */
 	/* timing */
-	int warmup;             /* default 10 launches */
-	int repeats;            /* samples, default 30 */
-	int launches;           /* launches per sample, default 20 */
-	enum l2_policy l2;      /* default cold */
-	double timeout_s;       /* per variant on the GPU, default 20 */
+	int warmup;        /* default 10 launches */
+	int repeats;       /* samples, default 30 */
+	int launches;      /* launches per sample, default 20 */
+	enum l2_policy l2; /* default cold */
+	double timeout_s;  /* per variant on the GPU, default 20 */
 	/* compile */
-	int jobs;               /* 0: one per core */
-	long long max_spill_bytes; /* default 0 */
+	int jobs;                    /* 0: one per core */
+	long long max_spill_bytes;   /* default 0 */
 	enum sanitize_when sanitize; /* default elite */
-	char *strategy;         /* "evolve" (default), "random", "exhaustive" */
-	unsigned long long seed;/* default 1 */
+	char *strategy;              /* "evolve" (default), "random", "exhaustive" */
+	unsigned long long seed;     /* default 1 */
 };
 
 /*

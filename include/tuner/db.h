@@ -40,7 +40,7 @@ struct db_migration {
 	const char *sql;
 };
 int db_open_schema(const char *path, const char *schema, int version,
-		   const struct db_migration *migrations, struct db **out);
+                   const struct db_migration *migrations, struct db **out);
 
 /*
  * The compiled-in db/ (scripts/embed-sql), what db_open() uses: NULL-terminated
@@ -69,17 +69,17 @@ struct run_info {
 	const char *template_name;
 	const char *template_hash;
 	const char *arch;
-	const char *device;     /* "NVIDIA H100 80GB HBM3" or "none" */
-	const char *driver;     /* "580.159.04" or "none" */
-	const char *nvrtc;      /* "13.0" */
+	const char *device; /* "NVIDIA H100 80GB HBM3" or "none" */
+	const char *driver; /* "580.159.04" or "none" */
+	const char *nvrtc;  /* "13.0" */
 	const char *strategy;
-	const char *shapes;     /* JSON array of {name, dims...} */
-	const char *command;    /* the command line */
+	const char *shapes;  /* JSON array of {name, dims...} */
+	const char *command; /* the command line */
 	unsigned long long seed;
 	int generations;
 	int population;
-	int gpu;                /* 1 if evaluated on a GPU */
-	const char *replay_of;  /* the database a replay answers from, or NULL */
+	int gpu;               /* 1 if evaluated on a GPU */
+	const char *replay_of; /* the database a replay answers from, or NULL */
 };
 int db_run_create(struct db *db, const struct run_info *ri, long long *run_id);
 /* status: "running", "stopped", "done", "failed" */
@@ -103,8 +103,8 @@ void db_run_release(struct db_run *r);
 
 /* Find a variant by hash or insert it; *created tells which. */
 int db_variant_upsert(struct db *db, const char *hash, const char *template_name,
-		      const char *template_hash, const char *arch, const char *params,
-		      const char *options, long long *variant_id, int *created);
+                      const char *template_hash, const char *arch, const char *params,
+                      const char *options, long long *variant_id, int *created);
 
 /* A variant's id by its full hash: 1 found, 0 not, -1 error(). */
 int db_variant_find(struct db *db, const char *hash, long long *variant_id);
@@ -125,23 +125,23 @@ int db_variant_get(struct db *db, long long variant_id, struct db_variant *out);
 void db_variant_release(struct db_variant *v);
 
 int db_gate_record(struct db *db, long long run_id, long long variant_id, const char *gate,
-		   const char *shape, enum outcome outcome, const char *reason);
+                   const char *shape, enum outcome outcome, const char *reason);
 
 /* Record one compile unit (spec like "D=64"); replaces an earlier row with the same key. */
 int db_build_record(struct db *db, long long variant_id, const char *key, const char *spec,
-		    int sanitize, const struct build *b);
+                    int sanitize, const struct build *b);
 
 /* The final outcome of a variant in a run (one row per run and variant). */
 /* Recording it again replaces generation, outcome and reason; fitness stays only while ok. */
 int db_eval_record(struct db *db, long long run_id, long long variant_id, int generation,
-		   enum outcome outcome, const char *reason);
+                   enum outcome outcome, const char *reason);
 
 /*
  * The fitness of an evaluated variant (geo-mean speedup and its 95% interval;
  * NAN stores NULL). An error if db_eval_record() has not recorded it.
  */
 int db_eval_set_fitness(struct db *db, long long run_id, long long variant_id, double fitness,
-			double fitness_lo, double fitness_hi);
+                        double fitness_lo, double fitness_hi);
 
 /* An evaluation as stored; fitness fields are NAN when unset. */
 struct db_eval {
@@ -167,7 +167,7 @@ struct db_measurement {
 	const char *shape;      /* the shape's name */
 	const char *shape_dims; /* "B=1,H=8,S=512,D=64" */
 	enum outcome outcome;
-	const char *reason;     /* NULL: "" */
+	const char *reason; /* NULL: "" */
 	double rel_l2, max_abs;
 	double median_us, ci_lo_us, ci_hi_us, tflops;
 	const double *samples; /* µs per launch */
@@ -178,7 +178,7 @@ struct db_measurement {
  * that device and shape_dims the old row stays and *created (may be NULL) is 0.
  */
 int db_measure_record(struct db *db, long long run_id, long long variant_id,
-		      const struct db_measurement *m, int *created);
+                      const struct db_measurement *m, int *created);
 
 /* A stored measurement; strings and samples owned, free with db_measured_release(). */
 struct db_measured {
@@ -192,9 +192,9 @@ struct db_measured {
 };
 /* By variant id, or by variant hash (another database: a replay). 1 found, 0 not, -1 error(). */
 int db_measure_lookup(struct db *db, long long variant_id, const char *device,
-		      const char *shape_dims, struct db_measured *out);
+                      const char *shape_dims, struct db_measured *out);
 int db_measure_lookup_hash(struct db *db, const char *variant_hash, const char *device,
-			   const char *shape_dims, struct db_measured *out);
+                           const char *shape_dims, struct db_measured *out);
 void db_measured_release(struct db_measured *m);
 
 /*
@@ -203,11 +203,11 @@ void db_measured_release(struct db_measured *m);
  * for none. Recording the same candidate again replaces origin and parents.
  */
 int db_population_record(struct db *db, long long run_id, int generation, long long variant_id,
-			 const char *origin, long long parent_a, long long parent_b);
+                         const char *origin, long long parent_a, long long parent_b);
 
 /* Replace the elite of a generation, best first (rank 1), in one transaction (or savepoint). */
 int db_elite_store(struct db *db, long long run_id, int generation, const long long *variant_ids,
-		   const double *fitness, size_t n);
+                   const double *fitness, size_t n);
 
 /*
  * Run one read-only query (for show, top, report): the text parameters after

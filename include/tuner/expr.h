@@ -14,8 +14,8 @@
 struct expr;
 
 struct expr_err {
-	int col;        /* 1-based column in the source text; 0 when not positional */
-	char msg[200];  /* lowercase, no full stop, e.g. "division by zero" */
+	int col;       /* 1-based column in the source text; 0 when not positional */
+	char msg[200]; /* lowercase, no full stop, e.g. "division by zero" */
 };
 
 struct expr_var {
@@ -32,14 +32,16 @@ struct expr_scope {
 
 /* Parse src; NULL on error with err filled ("expected ')'", col of the offending token). */
 struct expr *expr_parse(const char *src, struct expr_err *err);
-/* Evaluate; 0 on success, -1 with err filled (unknown identifier 'X', division by zero, overflow). */
+/* Evaluate; 0 on success, -1 with err filled (unknown identifier 'X', division by zero, overflow).
+ */
 int expr_eval(const struct expr *e, const struct expr_scope *scope, long long *out,
-	      struct expr_err *err);
+              struct expr_err *err);
 void expr_free(struct expr *e);
 /* The source text the expression was parsed from. */
 const char *expr_text(const struct expr *e);
-/* Call fn for every identifier the expression mentions (in source order); stops at a non-zero return. */
+/* Call fn for every identifier the expression mentions (in source order); stops at a non-zero
+ * return. */
 int expr_foreach_ident(const struct expr *e, int (*fn)(const char *name, int col, void *ctx),
-		       void *ctx);
+                       void *ctx);
 
 #endif

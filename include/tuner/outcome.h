@@ -17,7 +17,8 @@ enum outcome {
 	OUTCOME_COUNT
 };
 
-/* "ok", "constraint", "smem", "align", "compile", "resources", "runtime fault", "timeout", "wrong", "race", "unmeasured" */
+/* "ok", "constraint", "smem", "align", "compile", "resources", "runtime fault", "timeout", "wrong",
+ * "race", "unmeasured" */
 const char *outcome_name(enum outcome o);
 /* -1 if unknown. */
 int outcome_parse(const char *name);

@@ -10,13 +10,15 @@
  * name (see worker.h).
  */
 struct problem {
-	const char *name;              /* "attention" */
-	const char *const *dims;       /* dimension names in order, e.g. B H S D */
+	const char *name;        /* "attention" */
+	const char *const *dims; /* dimension names in order, e.g. B H S D */
 	size_t ndims;
-	const char *reference;         /* reference kernel source, relative to kernels/: "reference/attention_ref.cu" */
+	const char *reference; /* reference kernel source, relative to kernels/:
+	                          "reference/attention_ref.cu" */
 	double (*flops)(const long long *dims);
 	double (*bytes)(const long long *dims); /* fewest bytes one call must move */
-	/* -1 with a message when a shape is outside what the problem supports (e.g. D not 64/128). */
+	/* -1 with a message when a shape is outside what the problem supports (e.g. D not 64/128).
+	 */
 	int (*validate_shape)(const long long *dims, char *msg, size_t msglen);
 };
 

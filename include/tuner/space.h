@@ -17,7 +17,7 @@ struct space_scope {
 	struct expr_scope scope;
 };
 void space_scope_init(struct space_scope *s, const struct config *cfg, const struct variant *va,
-		      const struct shape *shape /* may be NULL */);
+                      const struct shape *shape /* may be NULL */);
 
 /* Number of points in the declared space (product of domain sizes). */
 unsigned long long space_size(const struct family *fam);
@@ -41,7 +41,8 @@ struct spec {
 	long long vals[TUNER_MAX_DIMS]; /* indexed like fam->specialize */
 	char key[64];                   /* "D=64"; "" when the family specialises nothing */
 };
-/* Fill specs (capacity TUNER_MAX_SHAPES) and return how many; shape_spec[i] = spec index of shape i. */
+/* Fill specs (capacity TUNER_MAX_SHAPES) and return how many; shape_spec[i] = spec index of shape
+ * i. */
 size_t space_specs(const struct config *cfg, struct spec *specs, size_t *shape_spec);
 /* The first shape with that specialisation (its TUNER_SMEM_BYTES, its launch); NULL if none. */
 const struct shape *space_spec_shape(const struct config *cfg, const struct spec *sp);

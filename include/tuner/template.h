@@ -21,13 +21,13 @@ void template_options_free(char **opts, size_t n);
  * when asked, then a #line 1 "<template file>" and the template text. Caller frees.
  */
 char *template_render(const struct config *cfg, const struct variant *va, const struct spec *sp,
-		      int sanitize);
+                      int sanitize);
 
 /* Identity of a variant: hash of (template source, params, arch, compile options). */
 void template_variant_hash(const struct config *cfg, const struct variant *va,
-			   char out[HASH_HEX_LEN]);
+                           char out[HASH_HEX_LEN]);
 /* Key of one compile unit: variant hash + spec + sanitize flag + NVRTC version. */
 void template_build_key(const char *variant_hash, const struct spec *sp, int sanitize,
-			char out[HASH_HEX_LEN]);
+                        char out[HASH_HEX_LEN]);
 
 #endif

@@ -24,7 +24,8 @@ static int attention_validate(const long long *d, char *msg, size_t len)
 
 	for (i = 0; i < 4; i++) {
 		if (d[i] <= 0) {
-			snprintf(msg, len, "%s must be positive (got %lld)", attention_dims[i], d[i]);
+			snprintf(msg, len, "%s must be positive (got %lld)", attention_dims[i],
+			         d[i]);
 			return -1;
 		}
 	}
@@ -36,11 +37,11 @@ static int attention_validate(const long long *d, char *msg, size_t len)
 }
 
 const struct problem problem_attention = {
-	.name = "attention",
-	.dims = attention_dims,
-	.ndims = 4,
-	.reference = "reference/attention_ref.cu",
-	.flops = attention_flops,
-	.bytes = attention_bytes,
-	.validate_shape = attention_validate,
+    .name = "attention",
+    .dims = attention_dims,
+    .ndims = 4,
+    .reference = "reference/attention_ref.cu",
+    .flops = attention_flops,
+    .bytes = attention_bytes,
+    .validate_shape = attention_validate,
 };
