@@ -28,9 +28,9 @@ DEP_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic
 endif
 LIBS = $(DEP_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread -lm
 
-SRC      = $(wildcard tuner/*.c tuner/problems/*.c)
+SRC      = $(wildcard tuner/*.c)
 LIB_SRC  = $(filter-out tuner/main.c,$(SRC))
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/support-src.o
 MAIN_OBJ = $(BUILD)/obj/tuner/main.o
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -49,6 +49,15 @@ $(BUILD)/tuner: $(MAIN_OBJ) $(BUILD)/libtuner.a
 $(BUILD)/libtuner.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The worker's support kernels travel inside the binary.
+$(BUILD)/gen/support-src.c: kernels/support/tuner_support.cu scripts/embed-text
+	@mkdir -p $(dir $@)
+	scripts/embed-text tuner_support_source $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -80,7 +89,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/tuner
 	rm -rf $(DESTDIR)$(PREFIX)/share/tuner
 
-STYLE_FILES = $(wildcard tuner/*.c tuner/problems/*.c include/tuner/*.h tests/unit/*.c tests/gpu/*.c fuzz/*.c)
+STYLE_FILES = $(wildcard tuner/*.c include/tuner/*.h tests/unit/*.c tests/gpu/*.c fuzz/*.c)
 style:
 	clang-format -i $(STYLE_FILES)
 
@@ -89,7 +98,7 @@ style-check:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem -Iinclude tuner tuner/problems
+		--suppress=missingIncludeSystem -Iinclude tuner
 
 # Fuzz the expression parser with libFuzzer (clang); corpus in fuzz/corpus/expr.
 FUZZ_TIME ?= 60

@@ -69,7 +69,7 @@ static enum outcome check_builds(const struct config *cfg, const struct variant 
 		template_build_key(vhash, &specs[i], 0, cj[i].key);
 		cj[i].source = template_render(cfg, va, &specs[i], 0);
 		cj[i].name = cfg->fam.source_path;
-		cj[i].entry = cfg->fam.kernel;
+		cj[i].entry = cfg->fam.launches[0].kernel;
 		cj[i].options = opts;
 		cj[i].noptions = nopts;
 		cj[i].user = &specs[i];

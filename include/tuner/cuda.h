@@ -41,6 +41,19 @@ struct cuda_api {
 	CUresult (*MemsetD8)(CUdeviceptr dst, unsigned char value, size_t n);
 	CUresult (*MemsetD16)(CUdeviceptr dst, unsigned short value, size_t n);
 	CUresult (*MemsetD32Async)(CUdeviceptr dst, unsigned int value, size_t n, CUstream stream);
+	CUresult (*MemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream);
+	CUresult (*MemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+	                            CUstream stream);
+	CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params,
+	                           void **extra);
+	CUresult (*TensorMapEncodeTiled)(CUtensorMap *map, CUtensorMapDataType type,
+	                                 cuuint32_t rank, void *address, const cuuint64_t *dims,
+	                                 const cuuint64_t *strides, const cuuint32_t *box,
+	                                 const cuuint32_t *element_strides,
+	                                 CUtensorMapInterleave interleave,
+	                                 CUtensorMapSwizzle swizzle,
+	                                 CUtensorMapL2promotion promotion,
+	                                 CUtensorMapFloatOOBfill fill);
 	CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
 	CUresult (*StreamSynchronize)(CUstream stream);
 	CUresult (*StreamDestroy)(CUstream stream);

@@ -318,7 +318,7 @@ static void test_flash_template_compiles(void **state)
 	src = template_render(&cfg, &va, &specs[0], 1);
 	job.source = src;
 	job.name = "flash_fwd.cu";
-	job.entry = cfg.fam.kernel;
+	job.entry = cfg.fam.launches[0].kernel;
 	job.options = opts;
 	job.noptions = nopts;
 	compile_one(&job);
