@@ -15,8 +15,8 @@
  * shapes that check the reference kernel: -1 with an error() past 2^32
  * multiply-adds.
  */
-static inline int attention_cpu_reference(const uint16_t *q, const uint16_t *k, const uint16_t *v, double *out,
-                            const long long *dims)
+static inline int attention_cpu_reference(const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                                          double *out, const long long *dims)
 {
 	long long B = dims[0], H = dims[1], S = dims[2], D = dims[3], bh, i, j, e;
 	double scale, *qd, *kd, *vd, *p;
