@@ -111,12 +111,9 @@ static char *reproduce(const struct globals *g, long long run, const char *dir,
 int cmd_report(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
-	    {"run", required_argument, NULL, 'r'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"library", required_argument, NULL, 'l'},
-	    {"no-plots", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"run", required_argument, NULL, 'r'},     {"output", required_argument, NULL, 'o'},
+	    {"library", required_argument, NULL, 'l'}, {"no-plots", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	struct report_libraries lib = {NULL, 0, 0};
 	struct report_write_opts wo;

@@ -1206,13 +1206,12 @@ int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ..
 
 int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **out, size_t *n)
 {
-	sqlite3_stmt *st = STMT(
-	    db,
-	    "SELECT x.variant_id, x.generation, x.outcome, x.fitness,"
-	    " (julianday(x.created_at) - julianday(r.started_at)) * 86400.0"
-	    " FROM evals x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?1"
-	    " ORDER BY x.generation, x.created_at, x.variant_id",
-	    "I", run_id);
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT x.variant_id, x.generation, x.outcome, x.fitness,"
+	                        " (julianday(x.created_at) - julianday(r.started_at)) * 86400.0"
+	                        " FROM evals x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?1"
+	                        " ORDER BY x.generation, x.created_at, x.variant_id",
+	                        "I", run_id);
 	size_t alloc = 0;
 	int rc, o = 0;
 

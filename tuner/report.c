@@ -1,4 +1,5 @@
-/* The report stage: a run read out of the database as Markdown and self-contained HTML, with plots by gnuplot. */
+/* The report stage: a run read out of the database as Markdown and self-contained HTML, with plots
+ * by gnuplot. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -47,7 +48,8 @@ void report_base64(struct strbuf *sb, const unsigned char *d, size_t len)
 int report_png_valid(const unsigned char *d, size_t len)
 {
 	static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-	static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+	static const unsigned char iend[12] = {0,   0,   0,    0,    'I',  'E',
+	                                       'N', 'D', 0xae, 0x42, 0x60, 0x82};
 
 	return len >= 8 + 25 + 12 && !memcmp(d, sig, 8) && !memcmp(d + 12, "IHDR", 4) &&
 	       !memcmp(d + len - 12, iend, 12);
@@ -134,7 +136,8 @@ static int opt_string(json_t *o, const char *key, char **out)
 
 int report_library_parse(const char *path, const char *text, struct report_libraries *out)
 {
-	static const char *const keys[] = {"shape", "library", "median_us", "dims", "device", "method"};
+	static const char *const keys[] = {"shape", "library", "median_us",
+	                                   "dims",  "device",  "method"};
 	json_error_t jerr;
 	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *item;
 	size_t i, start = out->n;
@@ -143,12 +146,14 @@ int report_library_parse(const char *path, const char *text, struct report_libra
 		return error("%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
 	if (!json_is_array(root)) {
 		json_decref(root);
-		return error("%s: not a JSON array of {\"shape\", \"library\", \"median_us\"} objects",
-		             path);
+		return error(
+		    "%s: not a JSON array of {\"shape\", \"library\", \"median_us\"} objects",
+		    path);
 	}
 	json_array_foreach(root, i, item)
 	{
-		json_t *shape = json_object_get(item, "shape"), *lib = json_object_get(item, "library"),
+		json_t *shape = json_object_get(item, "shape"),
+		       *lib = json_object_get(item, "library"),
 		       *us = json_object_get(item, "median_us"), *val;
 		struct report_library *l;
 		const char *key;
@@ -174,14 +179,16 @@ int report_library_parse(const char *path, const char *text, struct report_libra
 			goto fail;
 		}
 		if (!json_is_string(lib) || !printable(json_string_value(lib), 64)) {
-			error("%s: entry %zu: 'library' must be a name of 1 to 64 printable characters",
+			error("%s: entry %zu: 'library' must be a name of 1 to 64 printable "
+			      "characters",
 			      path, i + 1);
 			goto fail;
 		}
 		if (!json_is_number(us) || !isfinite(json_number_value(us)) ||
 		    json_number_value(us) <= 0) {
-			error("%s: entry %zu: 'median_us' must be a positive number of microseconds",
-			      path, i + 1);
+			error(
+			    "%s: entry %zu: 'median_us' must be a positive number of microseconds",
+			    path, i + 1);
 			goto fail;
 		}
 		ALLOC_GROW(out->v, out->n + 1, out->alloc);
@@ -331,9 +338,10 @@ static int find_baselines(struct db *db, struct report *r)
 		struct db *rec;
 
 		if (access(run->replay_of, R_OK) < 0) {
-			r->baseline_note = xasprintf("the recording '%s' this run replayed cannot be "
-			                             "read: %s",
-			                             run->replay_of, strerror(errno));
+			r->baseline_note =
+			    xasprintf("the recording '%s' this run replayed cannot be "
+			              "read: %s",
+			              run->replay_of, strerror(errno));
 			return 0;
 		}
 		if (db_open_readonly(run->replay_of, &rec) < 0)
@@ -429,8 +437,8 @@ static int match_libraries(struct report *r)
 			return error("%s: shape '%s' is not in the suite of run %lld", l->source,
 			             l->shape, k->run.id);
 		if (l->dims && strcmp(l->dims, k->shapes[s].dims))
-			return error("%s: shape '%s' is %s in run %lld, the file says %s", l->source,
-			             l->shape, k->shapes[s].dims, k->run.id, l->dims);
+			return error("%s: shape '%s' is %s in run %lld, the file says %s",
+			             l->source, l->shape, k->shapes[s].dims, k->run.id, l->dims);
 		for (j = 0; strcmp(r->libs[j], l->library); j++)
 			;
 		if (!isnan(r->lib_us[s * r->nlibs + j]))
@@ -440,8 +448,8 @@ static int match_libraries(struct report *r)
 		if (l->method && !r->lib_method[j])
 			r->lib_method[j] = xstrdup(l->method);
 		if (l->device && strcmp(l->device, k->run.device) && !r->lib_note)
-			r->lib_note = xasprintf("%s: '%s' was timed on %s, the run on %s", l->source,
-			                        l->library, l->device, k->run.device);
+			r->lib_note = xasprintf("%s: '%s' was timed on %s, the run on %s",
+			                        l->source, l->library, l->device, k->run.device);
 	}
 	return 0;
 }
@@ -845,14 +853,16 @@ static void gp_convergence(struct strbuf *sb, const struct report *r, int time)
 	sb_addf(sb, "set xlabel '%s'\n",
 	        time ? "seconds since the run started" : "evaluations, in the order recorded");
 	sb_adds(sb, "set ylabel 'fitness: geometric-mean speedup over the baseline'\n"
-	            "set key below\nset xrange [0:*]\n");
-	sb_addf(sb, "plot $evals using %s:2 with points pt 7 ps 0.5 lc rgb '#b0b0b0' "
-	            "title 'fitness of each evaluation', \\\n",
+	            "set key bottom right opaque box\nset xrange [0:*]\n");
+	sb_addf(sb,
+	        "plot $evals using %s:2 with points pt 7 ps 0.5 lc rgb '#b0b0b0' "
+	        "title 'fitness of each evaluation', \\\n",
 	        x);
 	sb_addf(sb, "     $best using %s:2 with steps lw 2 lc rgb '#1f77b4' title ", x);
 	gp_strf(sb, "best so far, run %lld", run->id);
 	if (r->random_run.present && curve_has_data(&r->random_run.curve)) {
-		sb_addf(sb, ", \\\n     $random using %s:2 with steps lw 2 lc rgb '#d62728' title ", x);
+		sb_addf(sb, ", \\\n     $random using %s:2 with steps lw 2 lc rgb '#d62728' title ",
+		        x);
 		gp_strf(sb, "random search, run %lld", r->random_run.run_id);
 	}
 	if (!time && r->expected.present) {
@@ -919,8 +929,8 @@ static void gp_speedup(struct strbuf *sb, const struct report *r)
 	            "     $speedup using 3 title 'each shape''s best vs the baseline' "
 	            "lc rgb '#aec7e8'");
 	for (j = 0, col = 4; j < r->nlibs; j++, col++) {
-		static const char *const lc[] = {"#d62728", "#ff7f0e", "#9467bd", "#8c564b",
-		                                  "#e377c2", "#7f7f7f"};
+		static const char *const lc[] = {"#d62728", "#ff7f0e", "#9467bd",
+		                                 "#8c564b", "#e377c2", "#7f7f7f"};
 
 		sb_addf(sb, ", \\\n     $speedup using %zu lc rgb '%s' title ", col,
 		        lc[j % ARRAY_SIZE(lc)]);
@@ -932,7 +942,8 @@ static void gp_speedup(struct strbuf *sb, const struct report *r)
 
 static void gp_verdicts(struct strbuf *sb, const struct report *r)
 {
-	int ngen = r->last_generation - r->first_generation + 1, g, step = (ngen + 29) / 30, first = 1;
+	int ngen = r->last_generation - r->first_generation + 1, g, step = (ngen + 29) / 30,
+	    first = 1;
 	size_t o, col;
 	struct strbuf t = STRBUF_INIT;
 
@@ -941,7 +952,8 @@ static void gp_verdicts(struct strbuf *sb, const struct report *r)
 		sb_addf(sb, "%d", r->first_generation + g);
 		for (o = 0; o < OUTCOME_COUNT; o++)
 			if (r->outcomes[o])
-				sb_addf(sb, " %lld", r->gen_outcomes[(size_t)g * OUTCOME_COUNT + o]);
+				sb_addf(sb, " %lld",
+				        r->gen_outcomes[(size_t)g * OUTCOME_COUNT + o]);
 		sb_adds(sb, "\n");
 	}
 	sb_adds(sb, "EOD\n");
@@ -1014,8 +1026,9 @@ static void gp_timing(struct strbuf *sb, const struct report *r)
 	for (i = 0; i < k->nshapes; i++) {
 		if (!r->timed[i] || !isfinite(r->timing[i].median_us))
 			continue;
-		sb_addf(sb, "%s $timing index %zu using (%zu):2 with boxplot lc rgb '#1f77b4', "
-		            "$timing index %zu using 1:2 with points pt 7 ps 0.6 lc rgb '#d62728'",
+		sb_addf(sb,
+		        "%s $timing index %zu using (%zu):2 with boxplot lc rgb '#1f77b4', "
+		        "$timing index %zu using 1:2 with points pt 7 ps 0.6 lc rgb '#d62728'",
 		        first ? "" : ", \\\n    ", i, i, i);
 		first = 0;
 	}
@@ -1123,8 +1136,9 @@ static void render_run(struct doc *d, const struct report *r, const struct repor
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	sb_addf(&sb, "Run %lld of ", run->id);
 	add_code(&sb, r->db_path);
-	sb_addf(&sb, ", written by tuner %s on %s. Every number below is read from that database; "
-	             "the command at the end writes this report again.",
+	sb_addf(&sb,
+	        ", written by tuner %s on %s. Every number below is read from that database; "
+	        "the command at the end writes this report again.",
 	        TUNER_VERSION, date);
 	doc_para(d, sb.buf);
 
@@ -1237,12 +1251,14 @@ static void render_winner(struct doc *d, const struct report *r)
 	add_code(&sb, nn(k->v[0].params));
 	sb_adds(&sb, "), fitness ");
 	add_fitness(&sb, k->v[0].fitness, k->v[0].fitness_lo, k->v[0].fitness_hi);
-	sb_addf(&sb, ": the geometric-mean speedup over the baseline on the %zu shapes, with its 95%% "
-	             "interval. ",
+	sb_addf(&sb,
+	        ": the geometric-mean speedup over the baseline on the %zu shapes, with its 95%% "
+	        "interval. ",
 	        k->nshapes);
 	if (k->elite_generation >= 0)
-		sb_addf(&sb, "The ranks come from the elite of generation %d (`tuner top` ranks the "
-		             "same way).",
+		sb_addf(&sb,
+		        "The ranks come from the elite of generation %d (`tuner top` ranks the "
+		        "same way).",
 		        k->elite_generation);
 	doc_para(d, sb.buf);
 	row_add(&row, "rank");
@@ -1282,9 +1298,10 @@ static void render_baselines(struct doc *d, const struct report *r, struct strbu
 
 	if (rr->present) {
 		sb_reset(sb);
-		sb_addf(sb, "Random search, run %lld of this database: a run with strategy random "
-		            "over the same space (template, arch, device and shapes), one sample of "
-		            "what random search does; %zu evaluations, best ",
+		sb_addf(sb,
+		        "Random search, run %lld of this database: a run with strategy random "
+		        "over the same space (template, arch, device and shapes), one sample of "
+		        "what random search does; %zu evaluations, best ",
 		        rr->run_id, rr->curve.n);
 		add_fitness(sb, curve_has_data(&rr->curve) ? rr->curve.best[rr->curve.n - 1] : NAN,
 		            NAN, NAN);
@@ -1293,17 +1310,21 @@ static void render_baselines(struct doc *d, const struct report *r, struct strbu
 	}
 	if (e->present) {
 		sb_reset(sb);
-		sb_addf(sb, "Random search, expected: the exact expectation (order statistics) of the "
-		            "best fitness after n evaluations of `tuner run --strategy random`, computed "
-		            "from exhaustive run %lld of ",
-		        e->run_id);
+		sb_addf(
+		    sb,
+		    "Random search, expected: the exact expectation (order statistics) of the "
+		    "best fitness after n evaluations of `tuner run --strategy random`, computed "
+		    "from exhaustive run %lld of ",
+		    e->run_id);
 		add_code(sb, e->db);
-		sb_addf(sb, ", which measured every point of the space: evaluation 1 is the baseline "
-		            "(fitness %.3f), each later one is drawn uniformly without replacement from "
-		            "the %zu points that pass the constraints (those without a fitness, "
-		            "rejected by a later gate, count as no improvement). It has no wall time, "
-		            "so it is plotted against evaluations only.",
-		        e->base, e->pool);
+		sb_addf(
+		    sb,
+		    ", which measured every point of the space: evaluation 1 is the baseline "
+		    "(fitness %.3f), each later one is drawn uniformly without replacement from "
+		    "the %zu points that pass the constraints (those without a fitness, "
+		    "rejected by a later gate, count as no improvement). It has no wall time, "
+		    "so it is plotted against evaluations only.",
+		    e->base, e->pool);
 		doc_item(d, sb->buf);
 	} else if (r->baseline_note) {
 		sb_reset(sb);
@@ -1334,23 +1355,23 @@ static void render_convergence(struct doc *d, const struct report *r, const stru
 
 	doc_heading(d, 2, "Convergence");
 	if (!curve_has_data(c)) {
-		doc_para(d, "No evaluation of this run has a fitness (nothing was timed), so there is "
-		            "no convergence to show.");
+		doc_para(d,
+		         "No evaluation of this run has a fitness (nothing was timed), so there is "
+		         "no convergence to show.");
 		return;
 	}
 	at = reached_best(c);
-	sb_addf(&sb, "Fitness is the geometric-mean speedup over the baseline configuration, higher "
-	             "is better. An evaluation is a candidate the run gave a verdict, gate "
-	             "rejections included, in the order recorded. The run reached its best, %.3f, "
-	             "at evaluation %zu of %zu",
+	sb_addf(&sb,
+	        "Fitness is the geometric-mean speedup over the baseline configuration, higher "
+	        "is better. An evaluation is a candidate the run gave a verdict, gate "
+	        "rejections included, in the order recorded. The run reached its best, %.3f, "
+	        "at evaluation %zu of %zu",
 	        c->best[c->n - 1], at, c->n);
 	if (isfinite(c->seconds[at - 1]))
 		sb_addf(&sb, " (%.1f s into the run)", c->seconds[at - 1]);
 	sb_adds(&sb, ". Baselines:");
 	doc_para(d, sb.buf);
 	render_baselines(d, r, &sb);
-	if (!r->random_run.present && !r->expected.present)
-		doc_item(d, "No random-search baseline, so the run is shown alone.");
 	put_plot(d, p, PLOT_CONVERGENCE, "best fitness against evaluations");
 	put_plot(d, p, PLOT_TIME, "best fitness against wall time");
 
@@ -1397,10 +1418,11 @@ static void render_speedup(struct doc *d, const struct report *r, const struct p
 		doc_para(d, "No winner, so no speedups.");
 		return;
 	}
-	sb_addf(&sb, "Median time per call on %s as the run measured it, and speedup = the other's "
-	             "median / ours (above 1: ours is faster). The winner is variant %lld; each "
-	             "shape's best is the correct variant with the lowest median on that shape "
-	             "(what `tuner export --per-shape` writes).",
+	sb_addf(&sb,
+	        "Median time per call on %s as the run measured it, and speedup = the other's "
+	        "median / ours (above 1: ours is faster). The winner is variant %lld; each "
+	        "shape's best is the correct variant with the lowest median on that shape "
+	        "(what `tuner export --per-shape` writes).",
 	        k->run.device, k->v[0].variant_id);
 	doc_para(d, sb.buf);
 	for (j = 0; j < r->nlibs; j++) {
@@ -1473,8 +1495,10 @@ static void render_generations(struct doc *d, const struct report *r, const stru
 		doc_para(d, "Nothing evaluated yet.");
 		return;
 	}
-	doc_para(d, "Each candidate's verdict: `ok` passed every gate and was checked and timed on "
-	            "every shape; any other is the gate that rejected it first.");
+	doc_para(d,
+	         "Each candidate's verdict: `ok` passed every gate (and, where a GPU or a replay "
+	         "answered, was checked and timed on every shape); any other names the gate that "
+	         "rejected it first.");
 	put_plot(d, p, PLOT_VERDICTS, "verdicts per generation");
 	sb_adds(&align, "rr");
 	row_add(&row, "generation");
@@ -1524,10 +1548,11 @@ static void render_timing(struct doc *d, const struct report *r, const struct pl
 		doc_para(d, "No winner with timing samples.");
 		return;
 	}
-	sb_addf(&sb, "Every sample the run stored for variant %lld on each shape (microseconds per "
-	             "call; the median is the time the ranking uses, its interval a bootstrap 95%% "
-	             "interval). The plot shows each sample as its distance from the shape's median "
-	             "in per cent.",
+	sb_addf(&sb,
+	        "Every sample the run stored for variant %lld on each shape (microseconds per "
+	        "call; the median is the time the ranking uses, its interval a bootstrap 95%% "
+	        "interval). The plot shows each sample as its distance from the shape's median "
+	        "in per cent.",
 	        k->v[0].variant_id);
 	doc_para(d, sb.buf);
 	put_plot(d, p, PLOT_TIMING, "timing samples of the winner");
@@ -1587,13 +1612,15 @@ static void render_tail(struct doc *d, const struct plots *p, const struct repor
 	if (!wanted)
 		sb_adds(&sb, "Nothing to plot: this run has no evaluations yet.");
 	else if (p->why)
-		sb_addf(&sb, "Not drawn: %s. The tables above hold the same numbers; `plots.gp` "
-		             "beside this report draws the plots with `gnuplot plots.gp` (Debian "
-		             "package gnuplot-nox).",
+		sb_addf(&sb,
+		        "Not drawn: %s. The tables above hold the same numbers; `plots.gp` "
+		        "beside this report draws the plots with `gnuplot plots.gp` (Debian "
+		        "package gnuplot-nox).",
 		        p->why);
 	else
-		sb_addf(&sb, "%d plot%s drawn by gnuplot from `plots.gp` beside this report (its data "
-		             "inline; `gnuplot plots.gp` draws them again).",
+		sb_addf(&sb,
+		        "%d plot%s drawn by gnuplot from `plots.gp` beside this report (its data "
+		        "inline; `gnuplot plots.gp` draws them again).",
 		        drawn, drawn == 1 ? "" : "s");
 	if (wanted && wanted < PLOT_COUNT)
 		sb_addf(&sb, " %d plot%s had no data in this run.", PLOT_COUNT - wanted,
@@ -1604,8 +1631,8 @@ static void render_tail(struct doc *d, const struct plots *p, const struct repor
 	sb_release(&sb);
 }
 
-static void render(const struct report *r, const struct plots *p,
-                   const struct report_write_opts *o, struct doc *d)
+static void render(const struct report *r, const struct plots *p, const struct report_write_opts *o,
+                   struct doc *d)
 {
 	struct strbuf title = STRBUF_INIT;
 
@@ -1614,18 +1641,19 @@ static void render(const struct report *r, const struct plots *p,
 	sb_adds(&d->html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	                  "<title>");
 	html_text(&d->html, title.buf);
-	sb_adds(&d->html,
-	        "</title>\n<style>\n"
-	        "body { font-family: sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em;"
-	        " line-height: 1.4; color: #222; }\n"
-	        "table { border-collapse: collapse; margin: 1em 0; }\n"
-	        "th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }\n"
-	        "th.num, td.num { text-align: right; }\n"
-	        "code, pre { font-family: monospace; background: #f4f4f4; }\n"
-	        "pre { padding: 0.6em; overflow-x: auto; }\n"
-	        "figure { margin: 1em 0; } img { max-width: 100%; }\n"
-	        "figcaption { color: #555; font-size: 0.9em; }\n"
-	        "</style>\n</head>\n<body>\n");
+	sb_adds(
+	    &d->html,
+	    "</title>\n<style>\n"
+	    "body { font-family: sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em;"
+	    " line-height: 1.4; color: #222; }\n"
+	    "table { border-collapse: collapse; margin: 1em 0; }\n"
+	    "th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }\n"
+	    "th.num, td.num { text-align: right; }\n"
+	    "code, pre { font-family: monospace; background: #f4f4f4; }\n"
+	    "pre { padding: 0.6em; overflow-x: auto; }\n"
+	    "figure { margin: 1em 0; } img { max-width: 100%; }\n"
+	    "figcaption { color: #555; font-size: 0.9em; }\n"
+	    "</style>\n</head>\n<body>\n");
 	doc_heading(d, 1, title.buf);
 	render_run(d, r, o);
 	render_verdicts(d, r);
@@ -1644,7 +1672,7 @@ static void render(const struct report *r, const struct plots *p,
 
 /* The files a report consists of, so that a directory holding an older one is cleaned. */
 static const char *const report_files[] = {
-    "report.md", "report.html", "plots.gp", "convergence.png", "convergence-time.png",
+    "report.md",   "report.html",  "plots.gp",   "convergence.png", "convergence-time.png",
     "speedup.png", "verdicts.png", "timing.png",
 };
 

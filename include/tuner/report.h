@@ -1,4 +1,5 @@
-/* The report stage: a run read out of the database as Markdown and self-contained HTML, with plots by gnuplot. */
+/* The report stage: a run read out of the database as Markdown and self-contained HTML, with plots
+ * by gnuplot. */
 #ifndef TUNER_REPORT_H
 #define TUNER_REPORT_H
 
@@ -88,7 +89,7 @@ struct report {
 	char *baseline_note;               /* why there is no expectation, or NULL */
 	long long outcomes[OUTCOME_COUNT];
 	int first_generation, last_generation;
-	long long *gen_outcomes;   /* (generation - first) * OUTCOME_COUNT + outcome */
+	long long *gen_outcomes;    /* (generation - first) * OUTCOME_COUNT + outcome */
 	struct db_measured *timing; /* the winner's measurement on each shape */
 	int *timed;                 /* timing[s] was found */
 	/* Imported library timings: lib_us[shape * nlibs + library], NAN where none. */
