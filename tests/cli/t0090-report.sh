@@ -2,6 +2,14 @@
 # numbers against the database, a self-contained HTML, valid PNGs; bad input leaves nothing behind.
 . tests/cli/lib.sh
 
+run_tuner report --help
+expect_rc 0 "report --help"
+expect_grep "$TMP/out" "usage: tuner report" "report --help prints its usage"
+expect_grep "$TMP/out" '"library": "sdpa-cudnn"' "report --help documents the library format"
+[ -s "$TMP/err" ] && fail "report --help wrote to stderr"
+run_tuner --help
+expect_grep "$TMP/out" "  report " "tuner --help lists report"
+
 cp "$TOP/tests/fixtures/sweep-h100.db" "$TMP/sweep.db"
 DB="$TMP/sweep.db"
 have_gnuplot=0
