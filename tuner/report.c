@@ -82,7 +82,8 @@ void report_expected_best(double base, const double *pool, size_t npool, double 
 			continue;
 		}
 		p = (double)k / (double)npool;
-		for (i = 0; i + k <= npool && p > 0; i++) {
+		/* p falls with i, so once it is negligible the rest of the sum is too. */
+		for (i = 0; i + k <= npool && p > 1e-18; i++) {
 			e += p * w[i];
 			p *= (double)(npool - i - k) / (double)(npool - i - 1 ? npool - i - 1 : 1);
 		}
@@ -353,8 +354,12 @@ static int find_baselines(struct db *db, struct report *r)
 		db_close(rec);
 		if (rc)
 			return rc;
-		if (r->expected.present || r->baseline_note)
-			return 0;
+		if (!r->expected.present && !r->baseline_note)
+			r->baseline_note = xasprintf("no finished exhaustive run of the same space "
+			                             "(template, arch, device and shapes) in the "
+			                             "database, nor in '%s' that this run replayed",
+			                             run->replay_of);
+		return 0;
 	}
 	r->baseline_note = xstrdup("no finished exhaustive run of the same space (template, arch, "
 	                           "device and shapes) in the database");
@@ -522,12 +527,18 @@ struct doc {
 	int in_list;
 };
 
-/* Append s as a code span: its backticks (which would end the span) made quotes. */
+/* Append text from outside (a name, a path) as plain text: its backticks made quotes. */
+static void add_plain(struct strbuf *sb, const char *s)
+{
+	for (; s && *s; s++)
+		sb_add(sb, *s == '`' ? "'" : s, 1);
+}
+
+/* Append s as a code span. */
 static void add_code(struct strbuf *sb, const char *s)
 {
 	sb_adds(sb, "`");
-	for (; s && *s; s++)
-		sb_add(sb, *s == '`' ? "'" : s, 1);
+	add_plain(sb, s);
 	sb_adds(sb, "`");
 }
 
@@ -668,13 +679,17 @@ static void row_num(struct row *r, const char *fmt, double v)
 		row_add(r, "-");
 }
 
-static void row_code(struct row *r, const char *s)
+/* A cell of text from outside, as plain text or as code. */
+static void row_text(struct row *r, const char *s, int code)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	add_code(&sb, s);
+	if (code)
+		add_code(&sb, s);
+	else
+		add_plain(&sb, s);
 	ALLOC_GROW(r->cell, r->n + 1, r->alloc);
-	r->cell[r->n++] = sb_detach(&sb);
+	r->cell[r->n++] = sb.buf ? sb_detach(&sb) : xstrdup("");
 }
 
 static void row_reset(struct row *r)
@@ -740,7 +755,7 @@ static void doc_table_end(struct doc *d)
 	sb_adds(&d->html, "</table>\n");
 }
 
-/* A plot: linked from the Markdown, embedded in the HTML; png NULL when it was not drawn. */
+/* A plot: linked from the Markdown, embedded in the HTML as a data URI. */
 static void doc_image(struct doc *d, const char *file, const char *alt, const struct strbuf *png)
 {
 	doc_end_list(d);
@@ -1048,8 +1063,9 @@ static void gp_script(const struct report *r, struct strbuf *sb, int wanted[PLOT
 	wanted[PLOT_VERDICTS] = r->nevals > 0;
 	wanted[PLOT_TIMING] = r->rank.n && has_timing(r);
 
-	sb_addf(sb, "# The plots of 'tuner report' for run %lld of %s, data inline.\n", run->id,
-	        r->db_path);
+	sb_addf(sb, "# The plots of 'tuner report' for run %lld of ", run->id);
+	gp_str(sb, r->db_path); /* no line break can end the comment early */
+	sb_adds(sb, ", data inline.\n");
 	sb_adds(sb, "# Draw them again with: gnuplot plots.gp (in this directory).\n"
 	            "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
 	            "    set terminal pngcairo noenhanced size 960,540 font 'sans,10'\n"
@@ -1166,8 +1182,16 @@ static void render_run(struct doc *d, const struct report *r, const struct repor
 	else
 		sb_adds(&sb, "-");
 	KV("wall time", "%s", sb.buf);
-	KV("device", "%s, driver %s", nn(run->device), nn(run->driver));
-	KV("arch", "%s, NVRTC %s", nn(run->arch), nn(run->nvrtc));
+	sb_reset(&sb);
+	add_plain(&sb, nn(run->device));
+	sb_adds(&sb, ", driver ");
+	add_plain(&sb, nn(run->driver));
+	KV("device", "%s", sb.buf);
+	sb_reset(&sb);
+	add_plain(&sb, nn(run->arch));
+	sb_adds(&sb, ", NVRTC ");
+	add_plain(&sb, nn(run->nvrtc));
+	KV("arch", "%s", sb.buf);
 	sb_reset(&sb);
 	add_code(&sb, nn(run->template_name));
 	sb_adds(&sb, ", hash ");
@@ -1182,7 +1206,8 @@ static void render_run(struct doc *d, const struct report *r, const struct repor
 	sb_reset(&sb);
 	for (i = 0; i < r->rank.nshapes; i++) {
 		sb_adds(&sb, i ? ", " : "");
-		sb_addf(&sb, "%s (", r->rank.shapes[i].name);
+		add_plain(&sb, r->rank.shapes[i].name);
+		sb_adds(&sb, " (");
 		add_code(&sb, r->rank.shapes[i].dims);
 		sb_adds(&sb, ")");
 	}
@@ -1272,7 +1297,7 @@ static void render_winner(struct doc *d, const struct report *r)
 		row_addf(&row, "%d", k->v[i].rank);
 		row_addf(&row, "%lld%s", k->v[i].variant_id, k->v[i].elite ? "" : " (not elite)");
 		row_add(&row, sb.buf);
-		row_code(&row, nn(k->v[i].params));
+		row_text(&row, nn(k->v[i].params), 1);
 		doc_row(d, "rrll", &row);
 	}
 	doc_table_end(d);
@@ -1328,7 +1353,9 @@ static void render_baselines(struct doc *d, const struct report *r, struct strbu
 		doc_item(d, sb->buf);
 	} else if (r->baseline_note) {
 		sb_reset(sb);
-		sb_addf(sb, "No expected random-search curve: %s.", r->baseline_note);
+		sb_adds(sb, "No expected random-search curve: ");
+		add_plain(sb, r->baseline_note);
+		sb_adds(sb, ".");
 		doc_item(d, sb->buf);
 	}
 	if (!rr->present && strcmp(r->rank.run.strategy, "random")) {
@@ -1418,12 +1445,13 @@ static void render_speedup(struct doc *d, const struct report *r, const struct p
 		doc_para(d, "No winner, so no speedups.");
 		return;
 	}
+	sb_adds(&sb, "Median time per call on ");
+	add_plain(&sb, k->run.device);
 	sb_addf(&sb,
-	        "Median time per call on %s as the run measured it, and speedup = the other's "
-	        "median / ours (above 1: ours is faster). The winner is variant %lld; each "
-	        "shape's best is the correct variant with the lowest median on that shape "
-	        "(what `tuner export --per-shape` writes).",
-	        k->run.device, k->v[0].variant_id);
+	        " as the run measured it, and speedup = the other's median / ours (above 1: ours "
+	        "is faster). The winner is variant %lld; each shape's best is the correct variant "
+	        "with the lowest median on that shape (what `tuner export --per-shape` writes).",
+	        k->v[0].variant_id);
 	doc_para(d, sb.buf);
 	for (j = 0; j < r->nlibs; j++) {
 		sb_reset(&sb);
@@ -1432,7 +1460,7 @@ static void render_speedup(struct doc *d, const struct report *r, const struct p
 		sb_adds(&sb, ": imported timings");
 		if (r->lib_method[j]) {
 			sb_adds(&sb, ", timed by: ");
-			sb_adds(&sb, r->lib_method[j]);
+			add_plain(&sb, r->lib_method[j]);
 		}
 		sb_adds(&sb, ". A different timing method than the run's own shifts the ratio; "
 		             "read it as indicative.");
@@ -1440,7 +1468,9 @@ static void render_speedup(struct doc *d, const struct report *r, const struct p
 	}
 	if (r->lib_note) {
 		sb_reset(&sb);
-		sb_addf(&sb, "Note: %s.", r->lib_note);
+		sb_adds(&sb, "Note: ");
+		add_plain(&sb, r->lib_note);
+		sb_adds(&sb, ".");
 		doc_item(d, sb.buf);
 	}
 	put_plot(d, p, PLOT_SPEEDUP, "speedup of the winner on each shape");
@@ -1462,8 +1492,8 @@ static void render_speedup(struct doc *d, const struct report *r, const struct p
 	for (i = 0; i < k->nshapes; i++) {
 		const struct export_timing *w = &k->v[0].t[i];
 
-		row_add(&row, k->shapes[i].name);
-		row_code(&row, k->shapes[i].dims);
+		row_text(&row, k->shapes[i].name, 0);
+		row_text(&row, k->shapes[i].dims, 1);
 		row_num(&row, "%.2f", k->base ? k->base[i].median_us : NAN);
 		row_num(&row, "%.2f", w->median_us);
 		row_num(&row, "%.3fx", w->speedup);
@@ -1577,7 +1607,7 @@ static void render_timing(struct doc *d, const struct report *r, const struct pl
 		qsort(s, n, sizeof(*s), cmp_asc);
 		for (j = 0; j < n; j++)
 			sum += s[j];
-		row_add(&row, k->shapes[i].name);
+		row_text(&row, k->shapes[i].name, 0);
 		row_addf(&row, "%zu", n);
 		row_num(&row, "%.2f", n ? s[0] : NAN);
 		row_num(&row, "%.2f", r->timed[i] ? m->median_us : NAN);
@@ -1636,8 +1666,10 @@ static void render(const struct report *r, const struct plots *p, const struct r
 {
 	struct strbuf title = STRBUF_INIT;
 
-	sb_addf(&title, "tuner report: run %lld, %s on %s", r->rank.run.id,
-	        nn(r->rank.run.template_name), nn(r->rank.run.device));
+	sb_addf(&title, "tuner report: run %lld, ", r->rank.run.id);
+	add_plain(&title, nn(r->rank.run.template_name));
+	sb_adds(&title, " on ");
+	add_plain(&title, nn(r->rank.run.device));
 	sb_adds(&d->html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	                  "<title>");
 	html_text(&d->html, title.buf);

@@ -131,10 +131,11 @@ struct report_result {
 /*
  * Write the report into o->dir: report.md, report.html, plots.gp and a PNG
  * per plot. Everything is written into a fresh directory beside (or, when
- * dir exists, inside) it first, then moved into place file by file, so no
- * file is ever half-written and an error leaves dir as it was. When gnuplot
- * cannot be run or fails, the report says so and keeps its tables, and a
- * warning is printed. 0, or error().
+ * dir exists, inside) it first, then renamed into place: the whole directory
+ * when dir is new, else file by file (an older report's other files removed),
+ * so no file is ever half-written and an error before the move leaves dir as
+ * it was. When gnuplot cannot be run or fails, the report says so and keeps
+ * its tables, and a warning is printed. 0, or error().
  */
 int report_write(const struct report *r, const struct report_write_opts *o,
                  struct report_result *res);

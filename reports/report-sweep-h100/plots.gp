@@ -1,4 +1,4 @@
-# The plots of 'tuner report' for run 1 of tests/fixtures/sweep-h100.db, data inline.
+# The plots of 'tuner report' for run 1 of 'tests/fixtures/sweep-h100.db', data inline.
 # Draw them again with: gnuplot plots.gp (in this directory).
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo noenhanced size 960,540 font 'sans,10'
