@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tuner/cmd.h"
 #include "tuner/common.h"
@@ -13,7 +14,8 @@
 #include "tuner/report.h"
 
 const char cmd_report_usage[] =
-    "usage: tuner report [--run ID] [-o DIR] [--library FILE]... [--no-plots]\n"
+    "usage: tuner report [--run ID] [-o DIR] [--library FILE]... [--sweep DB]\n"
+    "                    [--no-plots]\n"
     "\n"
     "Write a report of a run (the latest unless --run) into DIR: report.md\n"
     "(Markdown, linking the PNGs beside it), report.html (the same, self-\n"
@@ -30,8 +32,9 @@ const char cmd_report_usage[] =
     "Random-search baselines: a run with strategy random over the same space\n"
     "(template, arch, device, shapes) in the database; and the exact expected\n"
     "best after n evaluations of random search (order statistics), computed\n"
-    "from a finished exhaustive run of the space in the database, or in the\n"
-    "database a replayed run answered from.\n"
+    "from a finished exhaustive run of the space: in the database --sweep\n"
+    "names, else in this database, else in the one a replayed run answered\n"
+    "from.\n"
     "\n"
     "  --run ID          the run (default: the latest)\n"
     "  -o, --output DIR  where (default: report-run<ID>); DIR's parent must\n"
@@ -44,13 +47,16 @@ const char cmd_report_usage[] =
     "                    \"dims\" (\"B=1,H=8,S=512,D=64\": must be the suite's),\n"
     "                    \"device\" and \"method\" (shown in the report).\n"
     "                    scripts/bench_sdpa.py --library FILE writes it.\n"
+    "  --sweep DB        a database holding an exhaustive sweep of the same\n"
+    "                    space on the same device (read only), for the\n"
+    "                    expected random-search curve\n"
     "  --no-plots        tables only: do not run gnuplot\n"
     "  -h, --help        print this help\n"
     "\n"
     "Environment: TUNER_GNUPLOT, the gnuplot to run (default: gnuplot).\n"
     "Exit status: 0 written (also without gnuplot), 64 bad usage, 65 unknown\n"
-    "run or bad library file, 66 no database or unreadable library file,\n"
-    "73 DIR cannot be written.\n";
+    "run, bad library file or no sweep in --sweep, 66 no database or a file\n"
+    "that cannot be read, 73 DIR cannot be written.\n";
 
 /* Read one --library file into lib: 0, or a sysexits code after error(). */
 static int load_library(const char *path, struct report_libraries *lib)
@@ -90,7 +96,7 @@ static void add_word(struct strbuf *sb, const char *s)
 
 /* The command that writes the same report again. */
 static char *reproduce(const struct globals *g, long long run, const char *dir,
-                       const char *const *files, size_t nfiles, int no_plots)
+                       const char *const *files, size_t nfiles, const char *sweep, int no_plots)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
@@ -103,6 +109,10 @@ static char *reproduce(const struct globals *g, long long run, const char *dir,
 		sb_adds(&sb, " --library ");
 		add_word(&sb, files[i]);
 	}
+	if (sweep) {
+		sb_adds(&sb, " --sweep ");
+		add_word(&sb, sweep);
+	}
 	if (no_plots)
 		sb_adds(&sb, " --no-plots");
 	return sb_detach(&sb);
@@ -111,9 +121,13 @@ static char *reproduce(const struct globals *g, long long run, const char *dir,
 int cmd_report(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
-	    {"run", required_argument, NULL, 'r'},     {"output", required_argument, NULL, 'o'},
-	    {"library", required_argument, NULL, 'l'}, {"no-plots", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	    {"run", required_argument, NULL, 'r'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"library", required_argument, NULL, 'l'},
+	    {"sweep", required_argument, NULL, 's'},
+	    {"no-plots", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct report_libraries lib = {NULL, 0, 0};
 	struct report_write_opts wo;
@@ -122,7 +136,7 @@ int cmd_report(int argc, char **argv, const struct globals *g)
 	size_t nfiles = 0, alloc = 0, len;
 	long long run = 0;
 	char *dir = NULL, *command;
-	const char *gnuplot;
+	const char *gnuplot, *sweep = NULL;
 	int no_plots = 0, c, rc;
 	struct report r;
 	struct db *db;
@@ -145,6 +159,9 @@ int cmd_report(int argc, char **argv, const struct globals *g)
 			ALLOC_GROW(files, nfiles + 1, alloc);
 			files[nfiles++] = optarg;
 			break;
+		case 's':
+			sweep = optarg;
+			break;
 		case 'n':
 			no_plots = 1;
 			break;
@@ -166,13 +183,18 @@ int cmd_report(int argc, char **argv, const struct globals *g)
 		if (rc)
 			goto out_lib;
 	}
+	if (sweep && access(sweep, R_OK) < 0) {
+		error("cannot read the sweep '%s': %s", sweep, strerror(errno));
+		rc = EX_NOINPUT;
+		goto out_lib;
+	}
 
 	rc = export_open(g->db_path, run, &db, &run);
 	if (rc) {
 		rc = rc > 0 ? EX_NOINPUT : EX_DATAERR;
 		goto out_lib;
 	}
-	rc = report_gather(db, run, &lib, &r);
+	rc = report_gather(db, run, &lib, sweep, &r);
 	db_close(db);
 	if (rc < 0) {
 		rc = EX_DATAERR;
@@ -186,7 +208,7 @@ int cmd_report(int argc, char **argv, const struct globals *g)
 	gnuplot = getenv("TUNER_GNUPLOT");
 	if (!gnuplot || !*gnuplot)
 		gnuplot = "gnuplot";
-	command = reproduce(g, run, dir, files, nfiles, no_plots);
+	command = reproduce(g, run, dir, files, nfiles, sweep, no_plots);
 	wo.dir = dir;
 	wo.gnuplot = no_plots ? NULL : gnuplot;
 	wo.command = command;

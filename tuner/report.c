@@ -310,7 +310,28 @@ static int expected_baseline(struct db *db, long long run_id, size_t nout, struc
 	return 0;
 }
 
-static int find_baselines(struct db *db, struct report *r)
+/*
+ * The expectation from a finished exhaustive run of the run's space in another
+ * database (opened read-only): 1 found, 0 none, -1 error().
+ */
+static int expected_from(const char *path, size_t nout, struct report *r)
+{
+	struct db_run like = r->rank.run;
+	struct db *other;
+	long long id;
+	int rc;
+
+	if (db_open_readonly(path, &other) < 0)
+		return -1;
+	like.id = 0; /* another file's run ids are no relation */
+	rc = db_run_find_like(other, &like, "exhaustive", 1, &id);
+	if (rc > 0 && expected_baseline(other, id, nout, r) < 0)
+		rc = -1;
+	db_close(other);
+	return rc;
+}
+
+static int find_baselines(struct db *db, const char *sweep, struct report *r)
 {
 	const struct db_run *run = &r->rank.run;
 	size_t nout = r->nevals ? r->nevals : 1;
@@ -322,47 +343,40 @@ static int find_baselines(struct db *db, struct report *r)
 		if (rc < 0 || (rc && random_run_baseline(db, id, &r->random_run) < 0))
 			return -1;
 	}
-	/* The expectation: from the run itself when it swept the whole space, else another. */
+	/* The expectation: from the sweep named, else the run itself when it swept the whole
+	 * space, else another exhaustive run here, else the recording a replay answered from. */
+	if (sweep) {
+		rc = expected_from(sweep, nout, r);
+		if (!rc)
+			error("'%s' holds no finished exhaustive run of the space of run %lld "
+			      "(template "
+			      "hash, arch, device and shapes)",
+			      sweep, run->id);
+		return rc > 0 ? 0 : -1;
+	}
 	if (!strcmp(run->strategy, "exhaustive") && !strcmp(run->status, "done")) {
 		id = run->id;
 		rc = 1;
 	} else {
 		rc = db_run_find_like(db, run, "exhaustive", 1, &id);
 	}
-	if (rc < 0)
-		return -1;
 	if (rc)
-		return expected_baseline(db, id, nout, r);
-	/* A replay's recording is often the sweep itself. */
-	if (run->replay_of) {
-		struct db_run like = *run;
-		struct db *rec;
-
-		if (access(run->replay_of, R_OK) < 0) {
-			r->baseline_note =
-			    xasprintf("the recording '%s' this run replayed cannot be "
-			              "read: %s",
-			              run->replay_of, strerror(errno));
-			return 0;
-		}
-		if (db_open_readonly(run->replay_of, &rec) < 0)
-			return -1;
-		like.id = 0; /* another file's run ids are no relation */
-		rc = db_run_find_like(rec, &like, "exhaustive", 1, &id);
-		if (rc > 0)
-			rc = expected_baseline(rec, id, nout, r);
-		db_close(rec);
-		if (rc)
-			return rc;
-		if (!r->expected.present && !r->baseline_note)
-			r->baseline_note = xasprintf("no finished exhaustive run of the same space "
-			                             "(template, arch, device and shapes) in the "
-			                             "database, nor in '%s' that this run replayed",
-			                             run->replay_of);
+		return rc < 0 ? -1 : expected_baseline(db, id, nout, r);
+	if (run->replay_of && access(run->replay_of, R_OK) < 0) {
+		r->baseline_note =
+		    xasprintf("the recording '%s' this run replayed cannot be read: %s",
+		              run->replay_of, strerror(errno));
 		return 0;
 	}
-	r->baseline_note = xstrdup("no finished exhaustive run of the same space (template, arch, "
-	                           "device and shapes) in the database");
+	if (run->replay_of && (rc = expected_from(run->replay_of, nout, r)) != 0)
+		return rc < 0 ? -1 : 0;
+	if (!r->expected.present && !r->baseline_note)
+		r->baseline_note = xasprintf("no finished exhaustive run of the same space "
+		                             "(template, arch, device and shapes) "
+		                             "in the database%s%s%s (--sweep names one)",
+		                             run->replay_of ? ", nor in '" : "",
+		                             run->replay_of ? run->replay_of : "",
+		                             run->replay_of ? "' that this run replayed" : "");
 	return 0;
 }
 
@@ -460,7 +474,7 @@ static int match_libraries(struct report *r)
 }
 
 int report_gather(struct db *db, long long run_id, const struct report_libraries *lib,
-                  struct report *r)
+                  const char *sweep, struct report *r)
 {
 	static const struct report_libraries none = {NULL, 0, 0};
 
@@ -474,7 +488,7 @@ int report_gather(struct db *db, long long run_id, const struct report_libraries
 		goto fail;
 	curve_from(r->evals, r->nevals, &r->curve);
 	verdicts_per_generation(r);
-	if (find_baselines(db, r) < 0 || winner_timing(db, r) < 0 || match_libraries(r) < 0)
+	if (find_baselines(db, sweep, r) < 0 || winner_timing(db, r) < 0 || match_libraries(r) < 0)
 		goto fail;
 	return 0;
 fail:

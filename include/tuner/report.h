@@ -104,13 +104,14 @@ struct report {
 /*
  * Read run_id's report out of db: ranking, evaluations, baselines (a random
  * run over the same space in db; the expectation from a finished exhaustive
- * run here, or in the database a replay answered from), verdicts per
- * generation, the winner's samples, and lib matched to the suite (a shape
- * not in the suite, dims that differ, or one library twice on a shape is an
- * error). 0, or error() (an unknown run included).
+ * run of the space in the database sweep names, else here, else in the
+ * database a replay answered from), verdicts per generation, the winner's
+ * samples, and lib matched to the suite (a shape not in the suite, dims that
+ * differ, or one library twice on a shape is an error). 0, or error() (an
+ * unknown run, a sweep without such a run included).
  */
 int report_gather(struct db *db, long long run_id, const struct report_libraries *lib,
-                  struct report *out);
+                  const char *sweep, struct report *out);
 void report_release(struct report *r);
 
 /* --------------------------------------------------------------- writing */

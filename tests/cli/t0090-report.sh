@@ -186,6 +186,26 @@ if [ "$have_gnuplot" = 1 ]; then
 		fail "the expectation is plotted"
 fi
 
+# A run that is no replay (as on the GPU) takes the expectation from the sweep --sweep names.
+cp "$TMP/evo.db" "$TMP/gpu.db"
+sqlite3 "$TMP/gpu.db" "UPDATE runs SET replay_of = NULL, gpu = 1"
+run_tuner --db "$TMP/gpu.db" report --run 1 -o "$TMP/r5"
+expect_rc 0 "report without a sweep"
+expect_grep "$TMP/r5/report.md" "No expected random-search curve: no finished exhaustive run" \
+	"the report says why it has no expectation"
+run_tuner --db "$TMP/gpu.db" report --run 1 -o "$TMP/r5" --sweep "$DB"
+expect_rc 0 "report with --sweep"
+expect_grep "$TMP/r5/report.md" "computed from exhaustive run 1 of \`$DB\`" \
+	"the expectation comes from --sweep"
+expect_grep "$TMP/r5/report.md" "--sweep $DB" "the command to reproduce names the sweep"
+run_tuner --db "$TMP/gpu.db" report --run 1 -o "$TMP/r6" --sweep "$TMP/evo.db"
+expect_rc 65 "--sweep without an exhaustive run"
+expect_grep "$TMP/err" "holds no finished exhaustive run" "why the sweep is refused"
+[ -e "$TMP/r6" ] && fail "nothing written for a sweep without a sweep"
+run_tuner --db "$TMP/gpu.db" report --run 1 -o "$TMP/r6" --sweep "$TMP/missing.db"
+expect_rc 66 "--sweep of a missing file"
+[ -e "$TMP/missing.db" ] && fail "--sweep does not create a database"
+
 # Bad input: clear errors, the sysexits code, nothing written.
 run_tuner --db "$DB" report --run 9 -o "$TMP/bad1"
 expect_rc 65 "unknown run"
