@@ -133,7 +133,7 @@ int cmd_report(int argc, char **argv, const struct globals *g)
 	struct report_write_opts wo;
 	struct report_result res;
 	const char **files = NULL;
-	size_t nfiles = 0, alloc = 0, len;
+	size_t nfiles = 0, alloc = 0, len, i;
 	long long run = 0;
 	char *dir = NULL, *command;
 	const char *gnuplot, *sweep = NULL;
@@ -178,7 +178,7 @@ int cmd_report(int argc, char **argv, const struct globals *g)
 		error("unexpected argument '%s'", argv[optind]);
 		goto usage;
 	}
-	for (size_t i = 0; i < nfiles; i++) {
+	for (i = 0; i < nfiles; i++) {
 		rc = load_library(files[i], &lib);
 		if (rc)
 			goto out_lib;
