@@ -118,6 +118,13 @@ const struct cmd cmd_table[] = {
 		 "  -h, --help        print this help\n",
     },
     {
+	.name = "report",
+	.fn = cmd_report,
+	.flags = NEED_DB,
+	.summary = "write a run's report: Markdown and HTML with plots (gnuplot)",
+	.usage = cmd_report_usage,
+    },
+    {
 	/* The GPU child process; started by tuner itself, not listed. */
 	.name = "__worker",
 	.fn = cmd_worker,

@@ -1200,3 +1200,79 @@ int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ..
 		return stop < 0 ? -1 : 0;
 	return rc == SQLITE_DONE ? 0 : -1;
 }
+
+/* ========================================================= report queries */
+/* What `tuner report` reads (tuner/report.c); kept apart so it merges as one block. */
+
+int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **out, size_t *n)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT x.variant_id, x.generation, x.outcome, x.fitness,"
+	                        " (julianday(x.created_at) - julianday(r.started_at)) * 86400.0"
+	                        " FROM evals x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?1"
+	                        " ORDER BY x.generation, x.created_at, x.variant_id",
+	                        "I", run_id);
+	size_t alloc = 0;
+	int rc, o = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = STEP(db, st)) == SQLITE_ROW && (o = col_outcome(db, st, 2)) >= 0) {
+		struct db_eval_point *p;
+
+		ALLOC_GROW(*out, *n + 1, alloc);
+		p = &(*out)[(*n)++];
+		p->variant_id = sqlite3_column_int64(st, 0);
+		p->generation = sqlite3_column_int(st, 1);
+		p->outcome = (enum outcome)o;
+		p->fitness = col_real(st, 3);
+		p->seconds = col_real(st, 4);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+int db_run_find_like(struct db *db, const struct db_run *like, const char *strategy, int done_only,
+                     long long *run_id)
+{
+	sqlite3_stmt *st =
+	    STMT(db,
+	         "SELECT id FROM runs WHERE strategy = ?1 AND template_hash = ?2 AND arch = ?3"
+	         " AND device = ?4 AND shapes = ?5 AND id != ?6 AND (?7 = 0 OR status = 'done')"
+	         " AND (gpu = 1 OR replay_of IS NOT NULL) ORDER BY id DESC LIMIT 1",
+	         "tttttIi", strategy, like->template_hash, like->arch, like->device, like->shapes,
+	         like->id, done_only ? 1 : 0);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW)
+		*run_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : rc == SQLITE_ROW;
+}
+
+int db_run_baseline(struct db *db, long long run_id, long long *variant_id)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT variant_id FROM population WHERE run_id = ?1"
+	                        " AND origin = 'baseline' ORDER BY generation LIMIT 1",
+	                        "I", run_id);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW)
+		*variant_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : rc == SQLITE_ROW;
+}

@@ -32,6 +32,8 @@ int cmd_show(int argc, char **argv, const struct globals *g);
 int cmd_sweep(int argc, char **argv, const struct globals *g);
 int cmd_top(int argc, char **argv, const struct globals *g);
 int cmd_export(int argc, char **argv, const struct globals *g);
+int cmd_report(int argc, char **argv, const struct globals *g);
+extern const char cmd_report_usage[]; /* beside the command, in cmd-report.c */
 int cmd_worker(int argc, char **argv, const struct globals *g);
 
 /* An option's integer value, at least min; 0, or error() naming the flag. */

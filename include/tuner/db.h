@@ -224,4 +224,32 @@ typedef int (*db_row_fn)(void *ctx, int ncols, const char *const *values, const 
 #endif
 int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ...) DB_SENTINEL;
 
+/* ---------------------------------------------------------- for report */
+
+/* One evaluation of a run, as `tuner report` plots it. */
+struct db_eval_point {
+	long long variant_id;
+	int generation;
+	enum outcome outcome;
+	double fitness; /* NAN: none (rejected, or not timed) */
+	double seconds; /* from the run's start to the verdict */
+};
+/*
+ * Every evaluation of a run in the order it was recorded: by generation, then
+ * time of the verdict, then variant id. 0 (free *out), or error().
+ */
+int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **out, size_t *n);
+
+/*
+ * The newest other run with the given strategy over the same space as like
+ * (template hash, arch, device and shape suite) that timed something (on a
+ * GPU, or from a replay); with done_only, only a run that finished.
+ * 1 found, 0 none, -1 error().
+ */
+int db_run_find_like(struct db *db, const struct db_run *like, const char *strategy, int done_only,
+                     long long *run_id);
+
+/* The variant a run proposed as its baseline: 1 found, 0 none, -1 error(). */
+int db_run_baseline(struct db *db, long long run_id, long long *variant_id);
+
 #endif
