@@ -9,6 +9,7 @@
 
 #include "tuner/config.h"
 #include "tuner/space.h"
+#include "tuner/template.h"
 
 /* ---------------------------------------------------------- YAML sources */
 
@@ -1806,6 +1807,7 @@ static int family_parse(struct ysrc *s, struct family *fam)
 	}
 	if (v[FK_OPTIONS] && load_options(s, v[FK_OPTIONS], fam) < 0)
 		goto out;
+	template_deps_hash(fam, fam->deps_hash);
 	ret = 0;
 out:
 	problem_src_release(&ps);
