@@ -325,7 +325,8 @@ static void msg_field(struct strbuf *m, const void *p, size_t len)
 	uint32_t n = (uint32_t)len;
 
 	sb_add(m, (const char *)&n, sizeof(n));
-	sb_add(m, p, len);
+	if (len)
+		sb_add(m, p, len);
 }
 
 static int msg_send(int fd, struct strbuf *m, double deadline)
