@@ -329,7 +329,7 @@ static void msg_field(struct strbuf *m, const void *p, size_t len)
 		sb_add(m, p, len);
 }
 
-static int msg_send(int fd, struct strbuf *m, double deadline)
+static enum io msg_send(int fd, struct strbuf *m, double deadline)
 {
 	uint32_t n = (uint32_t)(m->len - 8);
 
@@ -766,6 +766,12 @@ static void slot_compile(struct slot *s, const struct compile_job *job, const ch
 	for (i = 0; i < job->noptions; i++)
 		msg_field(&s->msg, job->options[i], strlen(job->options[i]));
 	msg_field(&s->msg, cuda_include, strlen(cuda_include));
+	if (s->msg.len - 8 > COMPILE_WIRE_MAX) {
+		a->log = xasprintf("error: '%s' is too large to compile: %zu bytes of source and "
+		                   "options, at most %u",
+		                   name, s->msg.len - 8, COMPILE_WIRE_MAX);
+		return;
+	}
 	deadline = now_seconds() + timeout;
 	r = msg_send(s->fd, &s->msg, deadline);
 	if (r == IO_OK)
