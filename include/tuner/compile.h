@@ -1,5 +1,4 @@
-/* The NVRTC compile pool: compile processes with a timeout, a cubin cache, ptxas's resource report.
- */
+/* The NVRTC compile pool: compile processes with a time limit, a cubin cache, ptxas's report. */
 #ifndef TUNER_COMPILE_H
 #define TUNER_COMPILE_H
 
