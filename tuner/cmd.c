@@ -6,6 +6,7 @@
 
 #include "tuner/cmd.h"
 #include "tuner/common.h"
+#include "tuner/compile.h"
 #include "tuner/worker.h"
 
 const struct cmd cmd_table[] = {
@@ -132,6 +133,14 @@ const struct cmd cmd_table[] = {
 	.summary = NULL,
 	.usage = "usage: tuner __worker --fd=N --device=N (started by tuner itself)\n",
     },
+    {
+	/* A compile process of the compile pool; started by tuner itself, not listed. */
+	.name = "__compile",
+	.fn = cmd_compile_child,
+	.flags = 0,
+	.summary = NULL,
+	.usage = "usage: tuner __compile --fd=N (started by tuner itself)\n",
+    },
 };
 
 const unsigned cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);
@@ -150,6 +159,12 @@ int cmd_worker(int argc, char **argv, const struct globals *g)
 {
 	(void)g;
 	return worker_main(argc, argv);
+}
+
+int cmd_compile_child(int argc, char **argv, const struct globals *g)
+{
+	(void)g;
+	return compile_child_main(argc, argv);
 }
 
 int cmd_parse_int(const char *flag, const char *s, long long min, long long *out)

@@ -35,6 +35,7 @@ int cmd_export(int argc, char **argv, const struct globals *g);
 int cmd_report(int argc, char **argv, const struct globals *g);
 extern const char cmd_report_usage[]; /* beside the command, in cmd-report.c */
 int cmd_worker(int argc, char **argv, const struct globals *g);
+int cmd_compile_child(int argc, char **argv, const struct globals *g);
 
 /* An option's integer value, at least min; 0, or error() naming the flag. */
 int cmd_parse_int(const char *flag, const char *s, long long min, long long *out);
