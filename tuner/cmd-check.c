@@ -62,6 +62,7 @@ static enum outcome check_builds(const struct config *cfg, const struct variant 
 	pool = compile_pool_new(jobs, cache_dir);
 	if (!pool)
 		return REJECT_COMPILE;
+	compile_pool_set_timeout(pool, cfg->compile_timeout_s);
 	opts = template_options(cfg, 0, &nopts);
 	template_variant_hash(cfg, va, vhash);
 	memset(cj, 0, sizeof(cj));

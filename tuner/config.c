@@ -1906,7 +1906,7 @@ static const char *const correctness_keys[] = {"rel_l2", "max_abs", "seeds", "ra
 static const char *const budget_keys[] = {"generations", "population", "elite", "margin"};
 static const char *const timing_keys[] = {"warmup",  "repeats",     "launches", "l2",
                                           "timeout", "min_repeats", "rel_ci"};
-static const char *const compile_keys[] = {"jobs", "max_spill_bytes"};
+static const char *const compile_keys[] = {"jobs", "max_spill_bytes", "timeout"};
 static const char *const l2_names[] = {"cold", "hot"};
 static const char *const sanitize_names[] = {"never", "elite", "every"};
 static const char *const strategy_names[] = {"evolve", "random", "exhaustive"};
@@ -1978,15 +1978,19 @@ static int load_timing(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
 
 static int load_compile(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
 {
-	yaml_node_t *v[2];
+	yaml_node_t *v[3];
 
 	if (is_null(n))
 		return 0;
-	if (map_fields(s, n, "compile", compile_keys, 2, v, NULL) < 0)
+	if (map_fields(s, n, "compile", compile_keys, 3, v, NULL) < 0)
 		return -1;
 	if ((v[0] && get_int_max(s, v[0], "jobs", 0, 1024, &cfg->jobs) < 0) ||
-	    (v[1] && get_ll(s, v[1], "max_spill_bytes", 0, LLONG_MAX, &cfg->max_spill_bytes) < 0))
+	    (v[1] && get_ll(s, v[1], "max_spill_bytes", 0, LLONG_MAX, &cfg->max_spill_bytes) < 0) ||
+	    (v[2] && get_double(s, v[2], "timeout", 1, &cfg->compile_timeout_s) < 0))
 		return -1;
+	if (v[2] && cfg->compile_timeout_s > 86400)
+		return err_node(s, v[2], "'timeout' must be at most 86400 seconds, got %g",
+		                cfg->compile_timeout_s);
 	return 0;
 }
 

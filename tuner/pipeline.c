@@ -46,6 +46,7 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
 	p->pool = compile_pool_new(jobs ? jobs : cfg->jobs, cache_dir);
 	if (!p->pool)
 		return -1;
+	compile_pool_set_timeout(p->pool, cfg->compile_timeout_s);
 	p->options = template_options(cfg, 0, &p->noptions);
 	p->san_options = template_options(cfg, 1, &p->nsan_options);
 	p->options_text = join_options(p->options, p->noptions);

@@ -107,6 +107,7 @@ struct config {
 	/* compile */
 	int jobs;                    /* 0: one per core */
 	long long max_spill_bytes;   /* default 0 */
+	double compile_timeout_s;    /* one compile's limit; 0: the pool's default, 120 s */
 	enum sanitize_when sanitize; /* default elite */
 	char *strategy;              /* "evolve" (default), "random", "exhaustive" */
 	unsigned long long seed;     /* default 1 */

@@ -35,6 +35,26 @@ case "$v" in
 *) fail "CRASH=1 on sm_90 is a compile error naming the wgmma: $v" ;;
 esac
 
+# On sm_90a NVRTC 13.0 itself segfaults on the CRASH=1 variants: no hook, a real crash.
+nvrtc=$(python3 -c 'import ctypes
+l = ctypes.CDLL("'"${CUDA:-/usr/local/cuda}"'/lib64/libnvrtc.so")
+a, b = ctypes.c_int(), ctypes.c_int()
+l.nvrtcVersion(ctypes.byref(a), ctypes.byref(b))
+print("%d.%d" % (a.value, b.value))' 2>/dev/null)
+if [ "$nvrtc" = "13.0" ]; then
+	run_tuner --config tests/fixtures/crash/crash-90a.yaml run --no-gpu --strategy exhaustive
+	expect_rc 0 "a run where NVRTC itself crashes"
+	expect_grep "$TMP/out" "rejected: compile 2" "the real crashes are compile rejections"
+	v=$(sqlite3 "$TUNER_DB" "SELECT reason FROM evals WHERE run_id = 3 AND outcome = 'compile' LIMIT 1")
+	echo "sm_90a: $v"
+	case "$v" in
+	*"died of signal 11"*) ;;
+	*) fail "NVRTC's own crash is named by its signal: $v" ;;
+	esac
+else
+	echo "skipped: the real NVRTC crash needs NVRTC 13.0 (this is ${nvrtc:-unknown})"
+fi
+
 # The compile process is tuner's own: by hand it refuses to start.
 run_tuner __compile --fd=3
 expect_rc 64 "tuner __compile by hand"
