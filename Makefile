@@ -9,12 +9,15 @@ CFLAGS   ?= -g -O2
 SANITIZE ?=
 STATIC_DEPS ?=
 
+# libpq's header only: the library is loaded with dlopen when a postgresql:// database is used.
+PQ_CFLAGS ?= $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+
 comma := ,
 BUILD ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))$(if $(STATIC_DEPS),-static)
 
 BASE_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Wall -Wextra -pedantic \
 	      -Wshadow -Wstrict-prototypes -Wno-unused-parameter \
-	      -Iinclude -I$(CUDA)/include -MMD -MP \
+	      -Iinclude -I$(CUDA)/include $(PQ_CFLAGS) -MMD -MP \
 	      -DTUNER_CUDA_HOME='"$(CUDA)"' -DTUNER_DATADIR='"$(PREFIX)/share/tuner"'
 ifneq ($(SANITIZE),)
 BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -10,6 +10,11 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 passed=0
 failed=0
 failures=""
+# One PostgreSQL server for the tests that use it, started and stopped here (tests/pg.sh).
+. tests/pg.sh
+pg_start || echo "no PostgreSQL for the tests: $TUNER_TEST_PG_WHY"
+trap pg_stop EXIT
+trap 'pg_stop; exit 130' INT TERM
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")

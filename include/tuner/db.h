@@ -54,6 +54,9 @@ struct db_sql_file {
 extern const int db_sql_version;
 extern const char *const db_sql_schema[];
 extern const struct db_sql_file db_sql_migrations[];
+/* db/pg/: the same schema for PostgreSQL, and its migrations since PostgreSQL was supported. */
+extern const char *const db_sql_pg_schema[];
+extern const struct db_sql_file db_sql_pg_migrations[];
 
 /* The path db_open() was given, for messages. */
 const char *db_path(const struct db *db);
