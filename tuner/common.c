@@ -212,6 +212,13 @@ void sb_release(struct strbuf *sb)
 
 /* ----------------------------------------------------------------- files */
 
+static read_guard_fn read_guard;
+
+void set_read_guard(read_guard_fn fn)
+{
+	read_guard = fn;
+}
+
 int read_file(const char *path, char **out, size_t *len)
 {
 	return read_file_limited(path, 0, out, len);
@@ -221,9 +228,12 @@ int read_file_limited(const char *path, size_t max, char **out, size_t *len)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char chunk[65536];
-	FILE *f = fopen(path, "rb");
+	FILE *f;
 	size_t n;
 
+	if (read_guard && read_guard(path) < 0)
+		return -1;
+	f = fopen(path, "rb");
 	if (!f)
 		return -1;
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {

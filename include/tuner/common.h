@@ -66,7 +66,15 @@ void sb_reset(struct strbuf *sb);
 char *sb_detach(struct strbuf *sb);
 void sb_release(struct strbuf *sb);
 
-/* Read a whole file; returns 0 or -1 with errno set (no message printed). */
+/*
+ * A check every read_file() passes first (tuner serve confines a job's reads
+ * to its roots): 0 lets the read go on; -1 refuses it with errno set, after
+ * the guard said why. NULL: none, the default.
+ */
+typedef int (*read_guard_fn)(const char *path);
+void set_read_guard(read_guard_fn fn);
+
+/* Read a whole file; returns 0 or -1 with errno set (no message printed but the guard's). */
 int read_file(const char *path, char **out, size_t *len);
 /* The same, failing with EFBIG past max bytes (0: no limit): /dev/zero is not a config. */
 int read_file_limited(const char *path, size_t max, char **out, size_t *len);
