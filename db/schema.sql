@@ -1,5 +1,5 @@
 -- The whole current schema of the tuner database; a fresh database is created from this file.
--- schema-version: 1
+-- schema-version: 2
 --
 -- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the
 -- statements that take a database from the previous version to it), apply the same change here,
@@ -146,3 +146,57 @@ CREATE TABLE elite (
 	PRIMARY KEY (run_id, generation, rank)
 ) WITHOUT ROWID;
 CREATE INDEX elite_variant ON elite (variant_id);
+
+-- One `tuner serve` process: alive while its heartbeat is younger than ttl seconds (on the
+-- database's clock) and stopped_at is NULL.
+CREATE TABLE servers (
+	id INTEGER PRIMARY KEY,
+	host TEXT NOT NULL,
+	pid INTEGER NOT NULL,
+	started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+	heartbeat_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+	ttl REAL NOT NULL,                -- seconds without a heartbeat after which it counts as dead
+	stopped_at TEXT,                  -- NULL while serving
+	gpus TEXT NOT NULL,               -- the GPU ordinals it owns, "0,1"; "" for none
+	device TEXT NOT NULL,             -- their model, "NVIDIA H100 80GB HBM3", or "none"
+	roots TEXT NOT NULL               -- JSON array of the directories it reads jobs from
+);
+
+-- A tuning job: a config and run options that `tuner submit` validated and queued.
+CREATE TABLE jobs (
+	id INTEGER PRIMARY KEY,
+	submitted_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+	submitted_by TEXT NOT NULL,       -- user@host
+	status TEXT NOT NULL DEFAULT 'queued'
+		CONSTRAINT jobs_status CHECK (status IN ('queued', 'running', 'done', 'failed',
+			'cancelled', 'interrupted')),
+	priority INTEGER NOT NULL DEFAULT 0, -- higher first
+	config_path TEXT NOT NULL,        -- absolute, under a root of the submitter
+	config_text TEXT NOT NULL,        -- the config as validated; a server runs only this text
+	options TEXT NOT NULL,            -- JSON object of run options: generations, seed, replay...
+	gpu INTEGER NOT NULL CONSTRAINT jobs_gpu CHECK (gpu IN (0, 1)), -- 0: replay or --no-gpu
+	server_id INTEGER REFERENCES servers (id), -- the server that owns it while running
+	run_id INTEGER REFERENCES runs (id),       -- its run, once started
+	started_at TEXT,
+	finished_at TEXT,
+	cancel INTEGER NOT NULL DEFAULT 0 CONSTRAINT jobs_cancel CHECK (cancel IN (0, 1)),
+	message TEXT                      -- why it failed or was cancelled
+);
+CREATE INDEX jobs_status ON jobs (status, priority, id);
+
+-- One candidate of a job's generation (kind 'eval'), or the dynamic alignment gate of one about
+-- to enter the elite (kind 'sanitize'), claimed by one GPU of one server. Every server proposes
+-- the same candidates, in the same order (seq); a claim whose server died is taken again.
+CREATE TABLE claims (
+	run_id INTEGER NOT NULL REFERENCES runs (id),
+	generation INTEGER NOT NULL,
+	kind TEXT NOT NULL CONSTRAINT claims_kind CHECK (kind IN ('eval', 'sanitize')),
+	seq INTEGER NOT NULL,             -- the candidate's place in its generation
+	variant_hash TEXT NOT NULL,
+	server_id INTEGER REFERENCES servers (id), -- NULL: nobody holds it
+	gpu INTEGER,                      -- the GPU ordinal that took it on that server
+	claimed_at TEXT,
+	done INTEGER NOT NULL DEFAULT 0 CONSTRAINT claims_done CHECK (done IN (0, 1)),
+	PRIMARY KEY (run_id, generation, kind, seq)
+);
+CREATE INDEX claims_server ON claims (server_id);

@@ -126,6 +126,41 @@ const struct cmd cmd_table[] = {
 	.usage = cmd_report_usage,
     },
     {
+	.name = "serve",
+	.fn = cmd_serve,
+	.flags = NEED_DB,
+	.summary = "the daemon: run the queued jobs on this host's GPUs until SIGTERM",
+	.usage = cmd_serve_usage,
+    },
+    {
+	.name = "submit",
+	.fn = cmd_submit,
+	.flags = NEED_DB,
+	.summary = "check a tuning job and queue it for tuner serve",
+	.usage = cmd_submit_usage,
+    },
+    {
+	.name = "jobs",
+	.fn = cmd_jobs,
+	.flags = NEED_DB,
+	.summary = "list the queue: status, progress, best so far, GPUs, host",
+	.usage = cmd_jobs_usage,
+    },
+    {
+	.name = "cancel",
+	.fn = cmd_cancel,
+	.flags = NEED_DB,
+	.summary = "cancel a queued or running job",
+	.usage = cmd_cancel_usage,
+    },
+    {
+	.name = "wait",
+	.fn = cmd_wait,
+	.flags = NEED_DB,
+	.summary = "wait for a job to finish and print how it ended",
+	.usage = cmd_wait_usage,
+    },
+    {
 	/* The GPU child process; started by tuner itself, not listed. */
 	.name = "__worker",
 	.fn = cmd_worker,

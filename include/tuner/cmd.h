@@ -35,6 +35,14 @@ int cmd_export(int argc, char **argv, const struct globals *g);
 int cmd_report(int argc, char **argv, const struct globals *g);
 extern const char cmd_report_usage[]; /* beside the command, in cmd-report.c */
 int cmd_worker(int argc, char **argv, const struct globals *g);
+/* The daemon and its queue, each usage text beside its command. */
+int cmd_serve(int argc, char **argv, const struct globals *g);
+int cmd_submit(int argc, char **argv, const struct globals *g);
+int cmd_jobs(int argc, char **argv, const struct globals *g);
+int cmd_cancel(int argc, char **argv, const struct globals *g);
+int cmd_wait(int argc, char **argv, const struct globals *g);
+extern const char cmd_serve_usage[], cmd_submit_usage[], cmd_jobs_usage[], cmd_cancel_usage[],
+    cmd_wait_usage[];
 int cmd_compile_child(int argc, char **argv, const struct globals *g);
 
 /* An option's integer value, at least min; 0, or error() naming the flag. */

@@ -287,4 +287,132 @@ int db_run_find_like(struct db *db, const struct db_run *like, const char *strat
 /* The variant a run proposed as its baseline: 1 found, 0 none, -1 error(). */
 int db_run_baseline(struct db *db, long long run_id, long long *variant_id);
 
+/* ============================================================= the job queue */
+/*
+ * What tuner serve, submit, jobs, cancel and wait share (tuner/serve.c,
+ * tuner/run.c): servers, jobs, and the candidates each GPU claims. A server is
+ * alive while its heartbeat is younger than its ttl on the database's clock,
+ * or, on this host, while its process is there.
+ */
+
+/* A tuner serve process, registered while it serves. */
+struct db_server_info {
+	const char *gpus;   /* "0,1", "" for none */
+	const char *device; /* their model, or "none" */
+	const char *roots;  /* JSON array of the directories it reads jobs from */
+	double ttl;         /* seconds without a heartbeat after which it counts as dead */
+};
+/* Register this process (host, pid) as a server. */
+int db_server_register(struct db *db, const struct db_server_info *si, long long *server_id);
+/* Say it is alive (a server taken for dead is alive again; what others took stays theirs). */
+int db_server_heartbeat(struct db *db, long long server_id);
+/*
+ * It stops: its claims not done go back to the queue, its running jobs become
+ * interrupted (resumable by any server). In one transaction.
+ */
+int db_server_stop(struct db *db, long long server_id);
+/*
+ * Stop the servers that died without a word (their process gone from this
+ * host, or silent past their ttl), and cancel the jobs a cancel was asked of
+ * while their owner died. *reaped: how many servers.
+ */
+int db_servers_reap(struct db *db, long long *reaped);
+
+/* A server as stored; alive as db_servers_reap() judges it. */
+struct db_server {
+	long long id, pid;
+	char *host, *gpus, *device, *roots, *started_at;
+	double quiet; /* seconds since its last heartbeat */
+	int alive;
+};
+/* Every server, or only the live ones, by id. Free each with db_server_release() and *out. */
+int db_server_list(struct db *db, int live_only, struct db_server **out, size_t *n);
+void db_server_release(struct db_server *s);
+
+/* What tuner submit queues. */
+struct db_job_info {
+	const char *config_path; /* absolute */
+	const char *config_text;
+	const char *options; /* JSON object */
+	const char *submitted_by;
+	int priority;
+	int gpu; /* it needs a GPU (not a replay, not --no-gpu) */
+};
+int db_job_submit(struct db *db, const struct db_job_info *ji, long long *job_id);
+
+/* A job as stored, status derived (a running job whose owner died reads 'interrupted'). */
+struct db_job {
+	long long id, run_id, server_id; /* 0: none */
+	int priority, gpu, cancel;
+	int owner_alive; /* its owner (server_id) is alive */
+	char *status, *submitted_at, *submitted_by, *config_path, *config_text, *options;
+	char *started_at, *finished_at, *message;
+	char *host; /* the owner's host, NULL */
+};
+/* 0, or error() when there is no such job. Free with db_job_release(). */
+int db_job_get(struct db *db, long long job_id, struct db_job *out);
+void db_job_release(struct db_job *j);
+/* Every job by id; with active, only queued, running and interrupted ones. Free each and *out. */
+int db_job_list(struct db *db, int active, struct db_job **out, size_t *n);
+
+/* How a job's run is getting on, for tuner jobs and wait. */
+struct db_job_progress {
+	int generation;  /* generations with an elite stored */
+	int generations; /* of the run */
+	long long evaluated;
+	double best;  /* the best fitness so far, NAN: none */
+	char *gpus;   /* "host:0,host:1": where its candidates are being evaluated now; owned */
+	char *device; /* the run's device; owned */
+};
+/* 0 (free with db_job_progress_release), or error(). A job without a run reads zeros. */
+int db_job_progress(struct db *db, const struct db_job *j, struct db_job_progress *out);
+void db_job_progress_release(struct db_job_progress *p);
+
+/*
+ * Take a job for server_id: a queued one, an interrupted one, a running one
+ * whose owner died. 1 taken (status running, owned), 0 another server has it
+ * or it was cancelled, -1 error().
+ */
+int db_job_take(struct db *db, long long job_id, long long server_id);
+int db_job_set_run(struct db *db, long long job_id, long long run_id);
+/* Finish it: done, failed or cancelled, with why (NULL: none). Nothing when already finished. */
+int db_job_finish(struct db *db, long long job_id, const char *status, const char *message);
+/*
+ * tuner cancel: a job nobody runs is cancelled now (*now = 1); a running one
+ * is asked to stop (*now = 0), which its owner does after the variant in
+ * flight. A finished job is an error().
+ */
+int db_job_cancel(struct db *db, long long job_id, int *now);
+
+/* kind of a claim */
+#define DB_CLAIM_EVAL     "eval"
+#define DB_CLAIM_SANITIZE "sanitize"
+/*
+ * Offer the candidates of a generation (their hashes, seq 0..n-1) for claiming;
+ * what is already there stays as it is (every server offers the same).
+ */
+int db_claims_offer(struct db *db, long long run_id, int generation, const char *kind,
+                    int first_seq, const char *const *hashes, size_t n);
+/*
+ * Claim up to max of them, lowest seq first: those nobody holds and those
+ * whose server died. PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so
+ * claimers never wait on each other; SQLite: one UPDATE under its write lock.
+ * seqs gets the claimed ones in order, *n how many.
+ */
+int db_claims_take(struct db *db, long long run_id, int generation, const char *kind,
+                   long long server_id, int gpu, size_t max, int *seqs, size_t *n);
+/* Their verdicts are recorded (done), or they go back to the queue (returned). */
+int db_claims_done(struct db *db, long long run_id, int generation, const char *kind,
+                   const int *seqs, size_t n);
+int db_claims_return(struct db *db, long long run_id, int generation, const char *kind,
+                     const int *seqs, size_t n);
+/* Claim one of them, seq: 1 taken, 0 another live server holds it or it is done, -1 error(). */
+int db_claim_take_seq(struct db *db, long long run_id, int generation, const char *kind, int seq,
+                      long long server_id, int gpu);
+/* Whether one has its verdict: 1 done, 0 not (or never offered), -1 error(). */
+int db_claim_is_done(struct db *db, long long run_id, int generation, const char *kind, int seq);
+/* How a generation stands: offered, done, held by a live server and not done. */
+int db_claims_state(struct db *db, long long run_id, int generation, const char *kind,
+                    long long *offered, long long *done, long long *held);
+
 #endif
