@@ -1709,10 +1709,12 @@ int db_job_set_run(struct db *db, long long job_id, long long run_id)
 
 int db_job_finish(struct db *db, long long job_id, const char *status, const char *message)
 {
-	return EXEC(db, STMT(db,
-	                     "UPDATE jobs SET status = ?2, message = ?3, finished_at = " NOW_SQL
-	                     " WHERE id = ?1 AND status NOT IN ('done', 'failed', 'cancelled')",
-	                     "Itt", job_id, status, message));
+	if (EXEC(db, STMT(db,
+	                  "UPDATE jobs SET status = ?2, message = ?3, finished_at = " NOW_SQL
+	                  " WHERE id = ?1 AND status NOT IN ('done', 'failed', 'cancelled')",
+	                  "Itt", job_id, status, message)) < 0)
+		return -1;
+	return sqlite3_changes(db->h) > 0;
 }
 
 int db_job_cancel(struct db *db, long long job_id, int *now)

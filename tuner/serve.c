@@ -67,6 +67,10 @@ struct serve {
 	pthread_mutex_t lock; /* lanes' job_id, stop and exited, the lane start */
 	pthread_cond_t cond;
 	int go; /* 1 once every lane's worker is up and agrees on the model; -1: give up */
+	/* the generation last logged of each job, so that it is logged once, not per lane */
+	long long *logged_job;
+	int *logged_gen;
+	size_t nlogged, logged_alloc;
 	volatile sig_atomic_t draining;
 	int logfd;
 };
@@ -374,9 +378,11 @@ static void lane_finish(struct lane *ln, struct db *db, const struct db_job *j, 
 	struct db_job_progress pg;
 	char best[32] = "-";
 
+	/* several lanes may get here: the first one records it */
+	if (db_job_finish(db, j->id, status, message) <= 0)
+		return;
 	if (run)
 		run_set_status(run, !strcmp(status, "done") ? "done" : "stopped");
-	db_job_finish(db, j->id, status, message);
 	if (db_job_progress(db, j, &pg) == 0) {
 		if (!isnan(pg.best))
 			snprintf(best, sizeof(best), "x%.3f", pg.best);
@@ -384,6 +390,29 @@ static void lane_finish(struct lane *ln, struct db *db, const struct db_job *j, 
 	}
 	serve_log("job %lld %s (lane %d): best %s%s%s", j->id, status, ln->index, best,
 	          message ? ": " : "", message ? message : "");
+}
+
+/* Whether this lane is the first of the server to observe a job's generation. */
+static int first_to_observe(struct serve *sv, long long job_id, int gen)
+{
+	size_t i;
+	int first = 1;
+
+	pthread_mutex_lock(&sv->lock);
+	for (i = 0; i < sv->nlogged && sv->logged_job[i] != job_id; i++)
+		;
+	if (i == sv->nlogged) {
+		ALLOC_GROW(sv->logged_job, sv->nlogged + 1, sv->logged_alloc);
+		sv->logged_gen = xrealloc(sv->logged_gen, sv->logged_alloc * sizeof(int));
+		sv->logged_job[sv->nlogged] = job_id;
+		sv->logged_gen[sv->nlogged++] = gen;
+	} else if (sv->logged_gen[i] >= gen) {
+		first = 0;
+	} else {
+		sv->logged_gen[i] = gen;
+	}
+	pthread_mutex_unlock(&sv->lock);
+	return first;
 }
 
 /* One step on the lane's job; 0 to go on, -1 when the lane cannot. */
@@ -401,7 +430,7 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 	lr = lane_run_find(ln, j->id);
 	last_error[0] = '\0';
 	st = run_step(run, &c, &ln->stop, &pg);
-	if (pg.observed)
+	if (pg.observed && first_to_observe(sv, j->id, pg.generation))
 		serve_log("job %lld: generation %d/%d observed by lane %d: %zu candidates, %zu "
 		          "passed, best %s%.3f",
 		          j->id, pg.generation + 1, run_generations(run), ln->index, pg.candidates,
@@ -746,14 +775,15 @@ int serve_main(const struct serve_options *o)
 		if (db_server_register(db, &si, &sv.server_id) < 0)
 			rc = EX_SOFTWARE;
 	}
+	if (!rc)
+		serve_log("serving %s as server %lld (pid %ld): %zu lane%s on %s%s%s", sv.db_shown,
+		          sv.server_id, (long)getpid(), sv.nlanes, sv.nlanes == 1 ? "" : "s",
+		          device, *gpus ? ", GPUs " : "", gpus);
 	pthread_mutex_lock(&sv.lock);
 	sv.go = rc ? -1 : 1;
 	pthread_cond_broadcast(&sv.cond);
 	pthread_mutex_unlock(&sv.lock);
 	if (!rc) {
-		serve_log("serving %s as server %lld (pid %ld): %zu lane%s on %s%s%s", sv.db_shown,
-		          sv.server_id, (long)getpid(), sv.nlanes, sv.nlanes == 1 ? "" : "s",
-		          device, *gpus ? ", GPUs " : "", gpus);
 		sd_notify_text("READY=1");
 		serve_loop(&sv, db);
 	} else {
@@ -774,6 +804,8 @@ out:
 	roots_release(&cache);
 	set_error_routine(NULL);
 	free(sv.lanes);
+	free(sv.logged_job);
+	free(sv.logged_gen);
 	free(roots);
 	free(gpus);
 	free(sv.db_shown);

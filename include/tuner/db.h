@@ -375,7 +375,7 @@ void db_job_progress_release(struct db_job_progress *p);
  */
 int db_job_take(struct db *db, long long job_id, long long server_id);
 int db_job_set_run(struct db *db, long long job_id, long long run_id);
-/* Finish it: done, failed or cancelled, with why (NULL: none). Nothing when already finished. */
+/* Finish it: done, failed or cancelled, with why (NULL: none): 1, or 0 when already finished. */
 int db_job_finish(struct db *db, long long job_id, const char *status, const char *message);
 /*
  * tuner cancel: a job nobody runs is cancelled now (*now = 1); a running one
