@@ -220,7 +220,7 @@ static int print_compiles(struct db *db, const struct db_run *r, long long evalu
 		       (double)c.fresh / c.seconds);
 	printf(", %lld from the cache\n", c.cached);
 	/* The time it ran: stops, kills and the hours it lay dead in between do not count. */
-	if (isfinite(r->wall_seconds) && r->wall_seconds >= 1)
+	if (isfinite(r->wall_seconds) && r->wall_seconds > 0)
 		printf("wall time   %.1f s, %.2f variants/s evaluated\n", r->wall_seconds,
 		       (double)evaluated / r->wall_seconds);
 	else if (isnan(r->wall_seconds))

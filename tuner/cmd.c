@@ -192,23 +192,23 @@ int cmd_setup(struct globals *g, char ***owned, size_t *nowned)
 	if (dir)
 		g->datadir = keep(owned, nowned, dir);
 
+	g->config_given = g->config_path != NULL;
 	env = getenv("TUNER_CONFIG");
-	if (!g->config_path && env && *env) {
+	if (!g->config_path && env && *env)
 		g->config_path = env;
-		g->config_given = 1;
-	}
 	g->config_path = keep(owned, nowned, find_config(g->config_path, g->datadir));
 
+	g->db_given = g->db_path != NULL;
 	env = getenv("TUNER_DB");
 	if (!g->db_path && env && *env)
 		g->db_path = env;
-	g->db_given = g->db_path != NULL;
 	if (!g->db_path && project) {
 		g->db_path = "tuner.db";
 	} else if (!g->db_path) {
 		if (!(dir = xdg_dir("XDG_DATA_HOME", ".local/share")))
 			goto nowhere;
 		g->db_path = keep(owned, nowned, xasprintf("%s/tuner.db", dir));
+		g->db_default = 1;
 		free(dir);
 	}
 
@@ -258,7 +258,7 @@ int cmd_open_db(const struct globals *g, struct db **out)
 	if (!(g->cmd->flags & NEED_DB))
 		BUG("command '%s' opens a database it did not declare", g->cmd->name);
 	/* The XDG directory is made on first use; a --db in a missing directory is an error. */
-	if (!g->db_given) {
+	if (g->db_default) {
 		dir = path_dirname(g->db_path);
 		if (mkdir_p(dir) < 0) {
 			free(dir);
@@ -305,7 +305,7 @@ int cmd_load_config(const struct globals *g, struct config *cfg)
 	if (config_load(g->config_path, cfg) == 0)
 		return 0;
 	config_release(cfg);
-	if (!g->config_given && access(g->config_path, F_OK) < 0)
+	if (!g->config_given && !getenv("TUNER_CONFIG") && access(g->config_path, F_OK) < 0)
 		error(
 		    "no tuning job found: looked for configs/default.yaml here%s%s; give --config "
 		    "FILE",

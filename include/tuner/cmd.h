@@ -23,8 +23,9 @@ struct globals {
 	const char *config_path; /* --config, $TUNER_CONFIG, ./configs, the data directory */
 	const char *cache_dir;   /* $TUNER_CACHE, ./tuner-cache in a project, else XDG cache */
 	const char *datadir;     /* what `make install` installed: configs/, kernels/ */
-	int config_given;        /* --config or $TUNER_CONFIG */
-	int db_given;            /* --db or $TUNER_DB */
+	int config_given;        /* --config on the command line */
+	int db_given;            /* --db on the command line */
+	int db_default;          /* the database is the XDG default: its directory is made */
 	int verbosity;           /* -1 --quiet, 0, 1 --verbose */
 	const struct cmd *cmd;   /* the command being run */
 };
