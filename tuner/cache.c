@@ -146,7 +146,8 @@ static int entries(const char *dir, struct listing *l, struct cache_entry **out,
 		listing_release(l);
 		return -1;
 	}
-	qsort(l->f, l->n, sizeof(*l->f), by_key);
+	if (l->n)
+		qsort(l->f, l->n, sizeof(*l->f), by_key);
 	e = xcalloc(l->n + 1, sizeof(*e));
 	for (i = 0; i < l->n; i++) {
 		struct cache_entry *c = *n ? &e[*n - 1] : NULL;
@@ -161,7 +162,8 @@ static int entries(const char *dir, struct listing *l, struct cache_entry **out,
 		if (l->f[i].used > c->used)
 			c->used = l->f[i].used;
 	}
-	qsort(e, *n, sizeof(*e), by_use);
+	if (*n)
+		qsort(e, *n, sizeof(*e), by_use);
 	*out = e;
 	return 0;
 }

@@ -218,9 +218,12 @@ static double speedup(double base_us, double us)
 static int lookup_timing(struct db *db, long long variant_id, const char *device, const char *dims,
                          struct export_timing *t, struct db_measured *m)
 {
-	struct db_measured own;
-	struct db_measured *got = m ? m : &own;
-	int r = db_measure_lookup(db, variant_id, device, dims, got);
+	struct db_measured own, *got;
+	int r;
+
+	memset(&own, 0, sizeof(own));
+	got = m ? m : &own;
+	r = db_measure_lookup(db, variant_id, device, dims, got);
 
 	timing_clear(t);
 	if (r < 0)
