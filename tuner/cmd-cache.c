@@ -11,7 +11,7 @@
 const struct cmd cmd_cache_entry = {
     .name = "cache",
     .fn = cmd_cache,
-    .flags = 0,
+    .flags = NEED_CACHE,
     .summary = "show the cubin cache, prune it to its limit, or clear it",
     .usage = "usage: tuner cache [show | prune [--max-size SIZE] | clear]\n"
 	     "\n"

@@ -15,7 +15,7 @@
 const struct cmd cmd_check_entry = {
     .name = "check",
     .fn = cmd_check,
-    .flags = NEED_CONFIG,
+    .flags = NEED_CONFIG | NEED_CACHE,
     .summary = "run every gate on one configuration and explain each verdict",
     .usage = "usage: tuner check [--set NAME=V,...] [--no-compile] [--jobs N]\n"
 	     "\n"

@@ -55,7 +55,7 @@
 const struct cmd cmd_run_entry = {
     .name = "run",
     .fn = cmd_run,
-    .flags = NEED_CONFIG | NEED_DB,
+    .flags = NEED_CONFIG | NEED_DB | NEED_CACHE,
     .summary = "search the space: gate, compile, evaluate on the GPU, record",
     .usage = "usage: tuner run [--generations N] [--population N] [--seed N] [--strategy S]\n"
 	     "                 [--jobs N] [--no-gpu] [--resume[=RUN]] [--replay OTHER.db]\n"
@@ -72,7 +72,7 @@ const struct cmd cmd_run_entry = {
 const struct cmd cmd_sweep_entry = {
     .name = "sweep",
     .fn = cmd_sweep,
-    .flags = NEED_CONFIG | NEED_DB,
+    .flags = NEED_CONFIG | NEED_DB | NEED_CACHE,
     .summary = "evaluate every point of the space (run --strategy exhaustive)",
     .usage = "usage: tuner sweep [--generations N] [--population N] [--seed N] [--jobs N]\n"
 	     "                   [--no-gpu] [--resume[=RUN]] [--replay OTHER.db]\n"

@@ -183,48 +183,50 @@ static char *xdg_dir(const char *var, const char *fallback)
 
 int cmd_setup(struct globals *g, char ***owned, size_t *nowned)
 {
+	unsigned flags = g->cmd->flags;
 	const char *env;
 	char *dir;
 	int project = in_project();
 
-	g->datadir = NULL;
-	dir = find_datadir();
-	if (dir)
-		g->datadir = keep(owned, nowned, dir);
-
 	g->config_given = g->config_path != NULL;
-	env = getenv("TUNER_CONFIG");
-	if (!g->config_path && env && *env)
-		g->config_path = env;
-	g->config_path = keep(owned, nowned, find_config(g->config_path, g->datadir));
-
 	g->db_given = g->db_path != NULL;
-	env = getenv("TUNER_DB");
-	if (!g->db_path && env && *env)
-		g->db_path = env;
-	if (!g->db_path && project) {
-		g->db_path = "tuner.db";
-	} else if (!g->db_path) {
-		if (!(dir = xdg_dir("XDG_DATA_HOME", ".local/share")))
-			goto nowhere;
-		g->db_path = keep(owned, nowned, xasprintf("%s/tuner.db", dir));
-		g->db_default = 1;
-		free(dir);
+	if (flags & NEED_CONFIG) {
+		if ((dir = find_datadir()))
+			g->datadir = keep(owned, nowned, dir);
+		env = getenv("TUNER_CONFIG");
+		if (!g->config_path && env && *env)
+			g->config_path = env;
+		g->config_path = keep(owned, nowned, find_config(g->config_path, g->datadir));
 	}
-
-	env = getenv("TUNER_CACHE");
-	if (env && *env)
-		g->cache_dir = env;
-	else if (project)
-		g->cache_dir = "tuner-cache";
-	else if ((dir = xdg_dir("XDG_CACHE_HOME", ".cache")))
-		g->cache_dir = keep(owned, nowned, dir);
-	else
-		goto nowhere;
+	if (flags & (NEED_DB | READ_DB)) {
+		env = getenv("TUNER_DB");
+		if (!g->db_path && env && *env)
+			g->db_path = env;
+		if (!g->db_path && project) {
+			g->db_path = "tuner.db";
+		} else if (!g->db_path) {
+			if (!(dir = xdg_dir("XDG_DATA_HOME", ".local/share")))
+				goto nowhere;
+			g->db_path = keep(owned, nowned, xasprintf("%s/tuner.db", dir));
+			g->db_default = 1;
+			free(dir);
+		}
+	}
+	if (flags & NEED_CACHE) {
+		env = getenv("TUNER_CACHE");
+		if (env && *env)
+			g->cache_dir = env;
+		else if (project)
+			g->cache_dir = "tuner-cache";
+		else if ((dir = xdg_dir("XDG_CACHE_HOME", ".cache")))
+			g->cache_dir = keep(owned, nowned, dir);
+		else
+			goto nowhere;
+	}
 	if (g->verbosity > 0)
 		fprintf(stderr, "tuner: config %s, database %s, cache %s, data %s\n",
-		        g->config_path, g->db_path, g->cache_dir,
-		        g->datadir ? g->datadir : "(none)");
+		        g->config_path ? g->config_path : "-", g->db_path ? g->db_path : "-",
+		        g->cache_dir ? g->cache_dir : "-", g->datadir ? g->datadir : "-");
 	return 0;
 nowhere:
 	error("no place for the database or the cache outside a project directory: set HOME, "
@@ -302,6 +304,8 @@ int cmd_pick_run(struct db *db, long long run_id, int completed, long long *out)
 
 int cmd_load_config(const struct globals *g, struct config *cfg)
 {
+	if (!(g->cmd->flags & NEED_CONFIG))
+		BUG("command '%s' loads a config it did not declare", g->cmd->name);
 	if (config_load(g->config_path, cfg) == 0)
 		return 0;
 	config_release(cfg);

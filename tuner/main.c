@@ -156,8 +156,7 @@ static int run_builtin(const struct cmd *cmd, int argc, char **argv, struct glob
 
 	g->cmd = cmd;
 	rc = take_globals(&argc, argv, g);
-	/* The GPU child needs nothing of this, and must start wherever its parent runs. */
-	if (!rc && cmd != &cmd_worker_entry)
+	if (!rc)
 		rc = cmd_setup(g, &owned, &nowned);
 	if (!rc) {
 		optind = 0; /* reset getopt for the subcommand (GNU: 0 reinitialises) */

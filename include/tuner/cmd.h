@@ -12,6 +12,7 @@ enum cmd_flags {
 	NEED_CONFIG = 1 << 0, /* reads the tuning job (--config) */
 	NEED_DB = 1 << 1,     /* writes the database (--db), creating it */
 	READ_DB = 1 << 2,     /* only reads an existing database: opened read-only */
+	NEED_CACHE = 1 << 3,  /* uses the cubin cache */
 };
 
 /*
@@ -60,10 +61,10 @@ int cmd_worker(int argc, char **argv, const struct globals *g);
 extern const char cmd_exit_codes[];
 
 /*
- * Resolve g's paths for g->cmd: the data directory, the config (search path),
- * the database and the cache (a project directory, else XDG). Strings are
- * owned by g's caller through *owned (free each, then the array). 0, or an
- * exit code after error().
+ * Resolve the paths g->cmd's flags ask for: the config (a search path, with
+ * the data directory), the database and the cache (a project directory, else
+ * XDG); the others stay NULL. Strings are owned by g's caller through *owned
+ * (free each, then the array). 0, or an exit code after error().
  */
 int cmd_setup(struct globals *g, char ***owned, size_t *nowned);
 
