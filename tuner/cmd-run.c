@@ -479,11 +479,8 @@ static int resume_conflicts(const struct run_state *rs, const struct db_run *r)
 		             "resumes with them",
 		             o->population, r->id, r->population);
 	if (strategy && strcmp(strategy, r->strategy))
-		return error(
-		    "%s: run %lld is a%s %s run and resumes as one",
-		    rs->forced ? "sweep" : "--strategy", r->id,
-		    !strcmp(r->strategy, "evolve") || !strcmp(r->strategy, "exhaustive") ? "n" : "",
-		    r->strategy);
+		return error("%s: run %lld searches with the %s strategy and resumes with it",
+		             rs->forced ? "sweep" : "--strategy", r->id, r->strategy);
 	if (o->replay && (!r->replay_of || strcmp(o->replay, r->replay_of)))
 		return error("--replay '%s': run %lld %s%s%s", o->replay, r->id,
 		             r->replay_of ? "replays '" : "was timed on the GPU, not replayed",

@@ -893,10 +893,13 @@ int db_run_begin(struct db *db, long long run_id, double *active_before)
 
 int db_run_heartbeat(struct db *db, long long run_id, double active_seconds)
 {
+	/* A writer elsewhere may have taken a long silence for death: this process says otherwise.
+	 */
 	return EXEC(db, STMT(db,
-	                     "UPDATE runs SET heartbeat_at = " NOW_SQL ", active_seconds = ?2"
-	                     " WHERE id = ?1",
-	                     "Id", run_id, active_seconds));
+	                     "UPDATE runs SET heartbeat_at = " NOW_SQL ", active_seconds = ?2,"
+	                     " status = CASE WHEN status = 'interrupted' AND pid = ?3"
+	                     " THEN 'running' ELSE status END WHERE id = ?1",
+	                     "IdI", run_id, active_seconds, (long long)getpid()));
 }
 
 int db_run_end(struct db *db, long long run_id, const char *status, double active_seconds)

@@ -1,10 +1,10 @@
 /* The export stage: a run's ranking read out of the database, written as a C header, JSON or T4. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -1235,6 +1235,12 @@ static void test_run_liveness(void **state)
 	assert_int_equal(raw_int("SELECT status = 'interrupted' FROM runs"), 1);
 	assert_int_equal(raw_int("SELECT finished_at = heartbeat_at FROM runs"), 1);
 
+	/* Taken for dead while it was only silent: its own next heartbeat says otherwise. */
+	assert_int_equal(db_run_begin(db, id, &before), 0);
+	set_run(id, "status = 'interrupted'");
+	assert_int_equal(db_run_heartbeat(db, id, 1.0), 0);
+	assert_int_equal(raw_int("SELECT status = 'running' FROM runs"), 1);
+
 	/* A reused pid: this process's pid, but another start time. */
 	assert_int_equal(db_run_begin(db, id, &before), 0);
 	set_run(id, "pid_start = pid_start + 1");
