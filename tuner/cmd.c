@@ -131,31 +131,27 @@ static char *find_datadir(void)
 static char *find_config(const char *given, const char *datadir)
 {
 	const char *name = given ? given : "default.yaml";
-	const char *dirs[2] = {"configs", NULL};
+	char *data = datadir ? xasprintf("%s/configs", datadir) : NULL;
+	const char *dirs[2] = {"configs", data};
+	char *found = NULL;
 	size_t d;
 
-	if (given && is_file(given))
+	if (given && (is_file(given) || strchr(given, '/'))) {
+		free(data);
 		return xstrdup(given);
-	if (given && strchr(given, '/'))
-		return xstrdup(given);
-	if (datadir)
-		dirs[1] = xasprintf("%s/configs", datadir);
-	for (d = 0; d < 2 && dirs[d]; d++) {
+	}
+	for (d = 0; d < 2 && dirs[d] && !found; d++) {
 		char *p = xasprintf("%s/%s", dirs[d], name), *q = xasprintf("%s.yaml", p);
 
-		if (is_file(p) || is_file(q)) {
-			char *found = xstrdup(is_file(p) ? p : q);
-
-			free(p);
-			free(q);
-			free((char *)dirs[1]);
-			return found;
-		}
+		if (is_file(p))
+			found = xstrdup(p);
+		else if (is_file(q))
+			found = xstrdup(q);
 		free(p);
 		free(q);
 	}
-	free((char *)dirs[1]);
-	return xstrdup(given ? given : "configs/default.yaml");
+	free(data);
+	return found ? found : xstrdup(given ? given : "configs/default.yaml");
 }
 
 /*
