@@ -16,9 +16,11 @@
  * the vector width in memory, not to the row's start: slot s covers the row's elements
  * s * VEC - off .. s * VEC - off + VEC - 1, where off is how far the row starts past a
  * VEC-aligned address. So every slot is one aligned vector load, whatever cols is; only the
- * first and last slot of a row can reach outside it, and they are read element by element with
- * the elements outside the row masked (never read, counted as -inf). Slot s belongs to row
- * thread s % (TPR * CLUSTER), so a warp's loads are consecutive 32 * VEC * 2 bytes.
+ * first and last slot of a row can reach outside it, and there the neighbouring rows' elements
+ * are masked (-inf, never stored). Only where such a vector would leave the buffer itself (its
+ * first or last few elements, when the buffer does not start or end on a vector boundary) is a
+ * slot read element by element. Slot s belongs to row thread s % (TPR * CLUSTER), so a warp's
+ * loads are consecutive 32 * VEC * 2 bytes.
  *
  * One pass or two. Each thread reads its slots ITEMS at a time (a "batch", ITEMS loads in
  * flight). When a row has at most ITEMS * TPR * CLUSTER slots it is read once: the one batch
