@@ -43,7 +43,7 @@ import warnings
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compile_space as cs  # noqa: E402  (render, admitted points)
+import softmax_space as cs  # noqa: E402  (render, admitted points)
 import flash_check as fc  # noqa: E402  (eval_expr, NVRTC, the graph timer)
 
 warnings.filterwarnings("ignore", message="ExternalStream is deprecated")

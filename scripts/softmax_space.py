@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile every point of a family's space that its constraints admit, without a GPU.
+"""Compile every point of the softmax family's space that its constraints admit, without a GPU.
 
 For each point of the sidecar's declared domain that satisfies every constraint (on every
 shape of --config's suite, where given), render the tuner's preamble (each param,
@@ -10,16 +10,18 @@ max_spill_bytes), registers x threads over the register file, static + dynamic s
 memory over the opt-in limit. Exits 1 when an admitted point fails a build gate, so that a
 constraint can be made exact; --sanitize builds with -DTUNER_SANITIZE too.
 
-  python3 scripts/compile_space.py kernels/templates/softmax.yaml --jobs 2 --json out.json
-  python3 scripts/compile_space.py kernels/templates/softmax.yaml --where 'VEC == 8' --ptx
+  python3 scripts/softmax_space.py --jobs 2 --sanitize --json out.json
+  python3 scripts/softmax_space.py --where 'VEC == 8' --ptx
 
 --ptx also compiles each point to PTX (for a virtual arch) and counts its global and shared
 loads and stores by width, to see that vector accesses stayed vectors (no SASS tools here).
-Needs python3-yaml; reuses flash_check's expression evaluator and NVRTC binding.
+Any sidecar will do (default: the softmax family's). Needs python3-yaml; reuses
+flash_check's expression evaluator and NVRTC binding.
 """
 
 import argparse
 import collections
+import ctypes
 import itertools
 import json
 import multiprocessing
@@ -140,7 +142,6 @@ def compile_one(job):
     if job["ptx"]:
         virt = "compute_" + arch.split("_")[1]
         lib = fc._nvrtc()
-        import ctypes
         prog = ctypes.c_void_p()
         lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), job["name"].encode(), 0, None,
                                None)
@@ -158,7 +159,8 @@ def compile_one(job):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("sidecar")
+    ap.add_argument("sidecar", nargs="?",
+                    default=os.path.join(fc.ROOT, "kernels/templates/softmax.yaml"))
     ap.add_argument("--config", help="a tuning job: its shapes feed constraints and specialize")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--jobs", type=int, default=2)
@@ -179,8 +181,9 @@ def main():
     smem_limit = SMEM_OPTIN.get(args.arch, 49152)
     threads_expr = side.get("launch", {}).get("block") or [1, 1, 1]
 
-    jobs, points = [], {}
+    jobs, points, ncfg = [], {}, 0
     for cfg in admitted(side, shapes, args.where):
+        ncfg += 1
         for spec in specs(side, shapes):
             env = dict(cfg, **dict(spec))
             smem = fc.eval_expr(side.get("smem_bytes", 0), env)
@@ -196,8 +199,7 @@ def main():
                              "src": render(side, cfg, spec, smem, san), "opts": base_opts,
                              "nvcc": args.nvcc, "ptx": args.ptx and not san})
     print("%d admitted point(s) x %d specialisation(s): %d compile(s), %d job(s) at a time" %
-          (len(points) // (2 if args.sanitize else 1) // max(1, len(specs(side, shapes))),
-           len(specs(side, shapes)), len(jobs), args.jobs), flush=True)
+          (ncfg, len(specs(side, shapes)), len(jobs), args.jobs), flush=True)
 
     t0 = time.time()
     ctx = multiprocessing.get_context("fork")
