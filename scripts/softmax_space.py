@@ -14,7 +14,8 @@ constraint can be made exact; --sanitize builds with -DTUNER_SANITIZE too.
   python3 scripts/softmax_space.py --where 'VEC == 8' --ptx
 
 --ptx also compiles each point to PTX (for a virtual arch) and counts its global and shared
-loads and stores by width, to see that vector accesses stayed vectors (no SASS tools here).
+loads and stores by width: each point must keep its 2 * ITEMS loads and ITEMS stores of VEC
+halves whole (cuobjdump is not installed here to read the SASS).
 Any sidecar will do (default: the softmax family's). Needs python3-yaml; reuses
 flash_check's expression evaluator and NVRTC binding.
 """
@@ -116,6 +117,10 @@ def access_counts(ptx):
     return dict(out)
 
 
+def cfg_key(cfg):
+    return ",".join("%s=%d" % kv for kv in cfg.items())
+
+
 def compile_one(job):
     t0 = time.time()
     src, opts, arch = job["src"], job["opts"], job["arch"]
@@ -191,7 +196,7 @@ def main():
             for e in threads_expr:
                 threads *= fc.eval_expr(e, env)
             for san in ([False, True] if args.sanitize else [False]):
-                key = ",".join("%s=%d" % kv for kv in list(cfg.items()) + spec)
+                key = cfg_key(dict(list(cfg.items()) + spec))
                 key += " sanitize" if san else ""
                 points[key] = {"cfg": cfg, "spec": dict(spec), "smem_dyn": smem,
                                "threads": threads, "sanitize": san}
@@ -230,11 +235,16 @@ def main():
         max((p["regs"] for p in plain), default="-"), max((p["smem"] for p in plain),
                                                           default=0)))
     if args.ptx:
-        seen = collections.Counter()
+        # softmax.cu's vector accesses: ITEMS slots of VEC halves, loaded in pass 1 and again in
+        # pass 2's streaming loop, stored once; anything else means the compiler split them.
         for p in plain:
-            seen[json.dumps(p.get("access", {}), sort_keys=True)] += 1
-        for acc, n in seen.most_common():
-            print("  %4d point(s) with accesses %s" % (n, acc))
+            c, acc = p["cfg"], p.get("access", {})
+            width = "%d" % (16 * c["VEC"])
+            if (acc.get("ld.global " + width) != 2 * c["ITEMS"] or
+                    acc.get("st.global " + width) != c["ITEMS"]):
+                bad["vector access"].append("%s: %s" % (cfg_key(c), json.dumps(acc)))
+        print("PTX of %d point(s) read: global and shared accesses by width counted" %
+              len(plain))
     for gate, lines in bad.items():
         print("%d admitted point(s) fail the %s gate:" % (len(lines), gate))
         for ln in sorted(lines):
