@@ -54,9 +54,10 @@ REL_L2 = 1e-3
 MAX_ABS = 1e-3
 L2_BYTES = 50 << 20
 # --check: (rows, cols). Tiny rows, a row per slot, rows past a block's, cols past the register
-# capacity of the small configurations (streaming), and past the largest one's (131072).
+# capacity of small configurations (they stream), and past the largest one's: ITEMS * VEC *
+# BLOCK <= 65536 halves per block, times 8 blocks in a cluster.
 CHECK_SHAPES = [(1, 1), (3, 5), (5, 8), (17, 127), (9, 1000), (130, 129), (5, 4097),
-                (3, 33001), (2, 65537), (1, 140003)]
+                (3, 33001), (2, 65537), (1, 140003), (1, 600001)]
 # Offsets in elements of x and y into their allocations: aligned, both off, differently off.
 CHECK_OFFSETS = [(0, 0), (3, 3), (1, 6)]
 
