@@ -40,8 +40,6 @@ import sys
 import tempfile
 import warnings
 
-import yaml
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import softmax_space as cs  # noqa: E402  (render, admitted points)
 import flash_check as fc  # noqa: E402  (eval_expr, NVRTC, the graph timer)
@@ -362,8 +360,7 @@ def main():
         shapes = [{"name": s, "rows": int(s.split("x")[0]), "cols": int(s.split("x")[1])}
                   for s in args.shape]
     else:
-        with open(args.job) as f:
-            shapes = yaml.safe_load(f)["shapes"]
+        shapes = cs.load(args.job)["shapes"]
     ours = []
     built = compile_all(side, [parse_cfg(side, c) for c in args.config], args.arch, args.jobs)
     for cfg, path, log in built:

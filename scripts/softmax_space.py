@@ -16,8 +16,8 @@ constraint can be made exact; --sanitize builds with -DTUNER_SANITIZE too.
 --ptx also compiles each point to PTX (for a virtual arch) and counts its global and shared
 loads and stores by width: each point must keep its 2 * ITEMS loads and ITEMS stores of VEC
 halves whole (cuobjdump is not installed here to read the SASS).
-Any sidecar will do (default: the softmax family's). Needs python3-yaml; reuses
-flash_check's expression evaluator and NVRTC binding.
+Any sidecar will do (default: the softmax family's). Reuses flash_check's YAML reader,
+expression evaluator and NVRTC binding.
 """
 
 import argparse
@@ -33,8 +33,6 @@ import sys
 import tempfile
 import time
 
-import yaml
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flash_check as fc  # noqa: E402  (eval_expr: the sidecar's expression language)
 
@@ -43,10 +41,8 @@ SMEM_OPTIN = {"sm_80": 166912, "sm_86": 101376, "sm_89": 101376, "sm_90": 232448
 
 
 def load(path):
-    with open(path) as f:
-        doc = yaml.safe_load(f)
-    doc["_dir"] = os.path.dirname(os.path.abspath(path))
-    return doc
+    """A sidecar, problem or job: PyYAML where installed, else flash_check's small reader."""
+    return fc.load_sidecar(path)
 
 
 def shapes_of(config, side):
