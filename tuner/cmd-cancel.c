@@ -8,17 +8,21 @@
 #include "tuner/cmd.h"
 #include "tuner/common.h"
 #include "tuner/db.h"
-#include "tuner/pq.h"
 
-const char cmd_cancel_usage[] =
-    "usage: tuner cancel JOB\n"
-    "\n"
-    "Cancel a job. A queued or interrupted job is cancelled at once; a running\n"
-    "one is asked to stop, and its servers stop it after the variants in\n"
-    "flight ('tuner wait JOB' waits for that). What it measured stays in the\n"
-    "database.\n"
-    "\n"
-    "  -h, --help   print this help\n";
+const struct cmd cmd_cancel_entry = {
+    .name = "cancel",
+    .fn = cmd_cancel,
+    .flags = NEED_DB,
+    .summary = "cancel a queued or running job",
+    .usage = "usage: tuner cancel JOB\n"
+	     "\n"
+	     "Cancel a job. A queued or interrupted job is cancelled at once; a running\n"
+	     "one is asked to stop, and its servers stop it after the variants in\n"
+	     "flight ('tuner wait JOB' waits for that). What it measured stays in the\n"
+	     "database.\n"
+	     "\n"
+	     "  -h, --help   print this help\n",
+};
 
 int cmd_cancel(int argc, char **argv, const struct globals *g)
 {
@@ -32,25 +36,18 @@ int cmd_cancel(int argc, char **argv, const struct globals *g)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
-			fputs(cmd_cancel_usage, stdout);
-			return 0;
+			return cmd_usage(g, 0);
 		}
-		fputs(cmd_cancel_usage, stderr);
-		return EX_USAGE;
+		return cmd_usage(g, EX_USAGE);
 	}
 	if (optind + 1 != argc) {
 		error("which JOB? (tuner cancel JOB)");
-		fputs(cmd_cancel_usage, stderr);
-		return EX_USAGE;
+		return cmd_usage(g, EX_USAGE);
 	}
 	if (cmd_parse_int("JOB", argv[optind], 1, &id) < 0)
 		return EX_USAGE;
-	if (!pq_is_url(g->db_path) && access(g->db_path, F_OK) < 0) {
-		error("no database '%s'", g->db_path);
-		return EX_NOINPUT;
-	}
-	if (db_open(g->db_path, &db) < 0)
-		return EX_NOINPUT;
+	if ((rc = cmd_open_db(g, &db)) != 0)
+		return rc;
 	rc = db_job_cancel(db, id, &now) < 0 ? EX_DATAERR : 0;
 	if (!rc && now)
 		printf("job %lld cancelled\n", id);

@@ -11,21 +11,25 @@
 #include "tuner/cmd.h"
 #include "tuner/common.h"
 #include "tuner/db.h"
-#include "tuner/pq.h"
 
-const char cmd_jobs_usage[] =
-    "usage: tuner jobs [--active] [--json]\n"
-    "\n"
-    "The jobs of the queue, oldest first: id, status (queued, running, done,\n"
-    "failed, cancelled, interrupted: its server stopped or died, and the next\n"
-    "server resumes it), priority, progress (generations observed, candidates\n"
-    "evaluated), the best fitness so far (geometric-mean speedup over the\n"
-    "baseline), the GPUs evaluating its candidates now (host:ordinal), the\n"
-    "host of the server that owns it, and its config. Then the servers.\n"
-    "\n"
-    "  --active     only queued, running and interrupted jobs\n"
-    "  --json       one JSON document on stdout\n"
-    "  -h, --help   print this help\n";
+const struct cmd cmd_jobs_entry = {
+    .name = "jobs",
+    .fn = cmd_jobs,
+    .flags = READ_DB,
+    .summary = "list the queue: status, progress, best so far, GPUs, host",
+    .usage = "usage: tuner jobs [--active] [--json]\n"
+	     "\n"
+	     "The jobs of the queue, oldest first: id, status (queued, running, done,\n"
+	     "failed, cancelled, interrupted: its server stopped or died, and the next\n"
+	     "server resumes it), priority, progress (generations observed, candidates\n"
+	     "evaluated), the best fitness so far (geometric-mean speedup over the\n"
+	     "baseline), the GPUs evaluating its candidates now (host:ordinal), the\n"
+	     "host of the server that owns it, and its config. Then the servers.\n"
+	     "\n"
+	     "  --active     only queued, running and interrupted jobs\n"
+	     "  --json       one JSON document on stdout\n"
+	     "  -h, --help   print this help\n",
+};
 
 static json_t *json_text(const char *s)
 {
@@ -117,24 +121,17 @@ int cmd_jobs(int argc, char **argv, const struct globals *g)
 			json = 1;
 			break;
 		case 'h':
-			fputs(cmd_jobs_usage, stdout);
-			return 0;
+			return cmd_usage(g, 0);
 		default:
-			fputs(cmd_jobs_usage, stderr);
-			return EX_USAGE;
+			return cmd_usage(g, EX_USAGE);
 		}
 	}
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
-		fputs(cmd_jobs_usage, stderr);
-		return EX_USAGE;
+		return cmd_usage(g, EX_USAGE);
 	}
-	if (!pq_is_url(g->db_path) && access(g->db_path, F_OK) < 0) {
-		error("no database '%s'", g->db_path);
-		return EX_NOINPUT;
-	}
-	if (db_open(g->db_path, &db) < 0)
-		return EX_NOINPUT;
+	if ((rc = cmd_open_db(g, &db)) != 0)
+		return rc;
 	if (db_job_list(db, active, &jobs, &n) < 0 || db_server_list(db, 0, &sv, &ns) < 0) {
 		rc = EX_SOFTWARE;
 		goto out;

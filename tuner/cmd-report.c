@@ -13,7 +13,7 @@
 #include "tuner/export.h"
 #include "tuner/report.h"
 
-const char cmd_report_usage[] =
+static const char cmd_report_usage[] =
     "usage: tuner report [--run ID] [-o DIR] [--library FILE]... [--sweep DB]\n"
     "                    [--no-plots]\n"
     "\n"
@@ -117,6 +117,14 @@ static char *reproduce(const struct globals *g, long long run, const char *dir,
 		sb_adds(&sb, " --no-plots");
 	return sb_detach(&sb);
 }
+
+const struct cmd cmd_report_entry = {
+    .name = "report",
+    .fn = cmd_report,
+    .flags = READ_DB,
+    .summary = "write a run's report: Markdown and HTML with plots (gnuplot)",
+    .usage = cmd_report_usage,
+};
 
 int cmd_report(int argc, char **argv, const struct globals *g)
 {

@@ -9,31 +9,37 @@
 #include "tuner/pq.h"
 #include "tuner/serve.h"
 
-const char cmd_serve_usage[] =
-    "usage: tuner serve --root DIR... [--gpus LIST|all] [--log FILE] [--heartbeat SECONDS]\n"
-    "                   [--batch N] [--jobs N]\n"
-    "\n"
-    "Run the jobs 'tuner submit' queues in the database, in the foreground,\n"
-    "until SIGTERM: one lane per GPU, all of one model, each taking jobs by\n"
-    "priority, then age, the lanes spread evenly over the jobs of the highest\n"
-    "priority. A job's generations are shared by every lane and every\n"
-    "'tuner serve' on the same database (--db postgresql://... for several\n"
-    "hosts), candidate by candidate; the search does not depend on who\n"
-    "measured what. tuner opens no port: the database is the only way in.\n"
-    "SIGTERM finishes each lane's variant, commits, and leaves the running\n"
-    "jobs to be resumed (a second SIGTERM exits at once); a restart resumes\n"
-    "them without measuring anything twice. SIGHUP reopens the log.\n"
-    "\n"
-    "  --root DIR          a directory jobs may be read from (configs, templates,\n"
-    "                      recordings); repeat for several; nothing else is read\n"
-    "  --gpus LIST|all     the GPU ordinals to own, \"0,1\" (default: all; with\n"
-    "                      none visible, one lane for jobs that need no GPU)\n"
-    "  --log FILE          append the log there instead of stderr\n"
-    "  --heartbeat SECONDS between heartbeats (default 10); a server silent\n"
-    "                      5 heartbeats is dead and its claims return to the queue\n"
-    "  --batch N           candidates a lane claims at once (default 4)\n"
-    "  --jobs N            parallel compiles per lane (default: the cores shared)\n"
-    "  -h, --help          print this help\n";
+const struct cmd cmd_serve_entry = {
+    .name = "serve",
+    .fn = cmd_serve,
+    .flags = NEED_DB | NEED_CACHE,
+    .summary = "the daemon: run the queued jobs on this host's GPUs until SIGTERM",
+    .usage =
+	"usage: tuner serve --root DIR... [--gpus LIST|all] [--log FILE] [--heartbeat SECONDS]\n"
+	"                   [--batch N] [--jobs N]\n"
+	"\n"
+	"Run the jobs 'tuner submit' queues in the database, in the foreground,\n"
+	"until SIGTERM: one lane per GPU, all of one model, each taking jobs by\n"
+	"priority, then age, the lanes spread evenly over the jobs of the highest\n"
+	"priority. A job's generations are shared by every lane and every\n"
+	"'tuner serve' on the same database (--db postgresql://... for several\n"
+	"hosts), candidate by candidate; the search does not depend on who\n"
+	"measured what. tuner opens no port: the database is the only way in.\n"
+	"SIGTERM finishes each lane's variant, commits, and leaves the running\n"
+	"jobs to be resumed (a second SIGTERM exits at once); a restart resumes\n"
+	"them without measuring anything twice. SIGHUP reopens the log.\n"
+	"\n"
+	"  --root DIR          a directory jobs may be read from (configs, templates,\n"
+	"                      recordings); repeat for several; nothing else is read\n"
+	"  --gpus LIST|all     the GPU ordinals to own, \"0,1\" (default: all; with\n"
+	"                      none visible, one lane for jobs that need no GPU)\n"
+	"  --log FILE          append the log there instead of stderr\n"
+	"  --heartbeat SECONDS between heartbeats (default 10); a server silent\n"
+	"                      5 heartbeats is dead and its claims return to the queue\n"
+	"  --batch N           candidates a lane claims at once (default 4)\n"
+	"  --jobs N            parallel compiles per lane (default: the cores shared)\n"
+	"  -h, --help          print this help\n",
+};
 
 /* "0,1,3" or "all" (NULL). 0, or error(). */
 static int parse_gpus(const char *s, int **gpus, size_t *n)
@@ -61,18 +67,6 @@ static int parse_gpus(const char *s, int **gpus, size_t *n)
 	}
 }
 
-/* The cubin cache: $TUNER_CACHE, else beside a SQLite database, else ./tuner-cache. */
-static char *serve_cache_dir(const struct globals *g)
-{
-	const char *env = getenv("TUNER_CACHE");
-
-	if (env && *env)
-		return xstrdup(env);
-	if (pq_is_url(g->db_path))
-		return xstrdup("tuner-cache");
-	return cmd_cache_dir(g);
-}
-
 int cmd_serve(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
@@ -84,7 +78,7 @@ int cmd_serve(int argc, char **argv, const struct globals *g)
 	struct serve_options o;
 	int *gpus = NULL, c, rc = EX_USAGE;
 	long long v;
-	char *end, *cache = NULL;
+	char *end;
 
 	memset(&o, 0, sizeof(o));
 	o.heartbeat = 10;
@@ -123,8 +117,7 @@ int cmd_serve(int argc, char **argv, const struct globals *g)
 			o.jobs = (int)v;
 			break;
 		case 'h':
-			fputs(cmd_serve_usage, stdout);
-			rc = 0;
+			rc = cmd_usage(g, 0);
 			goto out;
 		default:
 			goto usage;
@@ -140,7 +133,7 @@ int cmd_serve(int argc, char **argv, const struct globals *g)
 		    "--root DIR");
 		goto usage;
 	}
-	if (pq_is_url(g->db_path) && pq_has_password(g->db_path)) {
+	if (g->db_given && pq_is_url(g->db_path) && pq_has_password(g->db_path)) {
 		char *shown = pq_redact(g->db_path);
 
 		error("'%s': a password on the command line is visible to every user of this host; "
@@ -149,17 +142,14 @@ int cmd_serve(int argc, char **argv, const struct globals *g)
 		free(shown);
 		goto out;
 	}
-	cache = serve_cache_dir(g);
 	o.db_path = g->db_path;
-	o.cache_dir = cache;
+	o.cache_dir = g->cache_dir;
 	rc = serve_main(&o);
 	goto out;
 usage:
-	fputs(cmd_serve_usage, stderr);
-	rc = EX_USAGE;
+	rc = cmd_usage(g, EX_USAGE);
 out:
 	roots_release(&o.roots);
 	free(gpus);
-	free(cache);
 	return rc;
 }

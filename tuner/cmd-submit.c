@@ -14,28 +14,34 @@
 #include "tuner/roots.h"
 #include "tuner/run.h"
 
-const char cmd_submit_usage[] =
-    "usage: tuner submit [--priority N] [--root DIR]... [--generations N] [--population N]\n"
-    "                    [--seed N] [--strategy S] [--replay OTHER.db] [--no-gpu] CONFIG\n"
-    "\n"
-    "Queue a tuning job for 'tuner serve'. The job is checked first, as a\n"
-    "server will read it: the config and every file it names must lie in the\n"
-    "roots (--root, or else those of the servers running on this database),\n"
-    "and must load without error; a bad job is refused with file:line and\n"
-    "nothing is queued. The job holds the config's text: a server runs only\n"
-    "that, and fails the job if the file has changed when it starts.\n"
-    "Prints the job's id.\n"
-    "\n"
-    "  --priority N      higher runs first (default 0); equal priorities share\n"
-    "                    the GPUs, the oldest job first\n"
-    "  --root DIR        a directory the job may be read from (repeatable)\n"
-    "  --generations N   generations to run (default: the config's budget)\n"
-    "  --population N    candidates per generation (default: the config's budget)\n"
-    "  --seed N          RNG seed (default: the config's seed)\n"
-    "  --strategy S      evolve, random or exhaustive (default: the config's)\n"
-    "  --replay OTHER.db answer from that recording instead of a GPU\n"
-    "  --no-gpu          compile and gate only\n"
-    "  -h, --help        print this help\n";
+const struct cmd cmd_submit_entry = {
+    .name = "submit",
+    .fn = cmd_submit,
+    .flags = NEED_DB,
+    .summary = "check a tuning job and queue it for tuner serve",
+    .usage =
+	"usage: tuner submit [--priority N] [--root DIR]... [--generations N] [--population N]\n"
+	"                    [--seed N] [--strategy S] [--replay OTHER.db] [--no-gpu] CONFIG\n"
+	"\n"
+	"Queue a tuning job for 'tuner serve'. The job is checked first, as a\n"
+	"server will read it: the config and every file it names must lie in the\n"
+	"roots (--root, or else those of the servers running on this database),\n"
+	"and must load without error; a bad job is refused with file:line and\n"
+	"nothing is queued. The job holds the config's text: a server runs only\n"
+	"that, and fails the job if the file has changed when it starts.\n"
+	"Prints the job's id.\n"
+	"\n"
+	"  --priority N      higher runs first (default 0); equal priorities share\n"
+	"                    the GPUs, the oldest job first\n"
+	"  --root DIR        a directory the job may be read from (repeatable)\n"
+	"  --generations N   generations to run (default: the config's budget)\n"
+	"  --population N    candidates per generation (default: the config's budget)\n"
+	"  --seed N          RNG seed (default: the config's seed)\n"
+	"  --strategy S      evolve, random or exhaustive (default: the config's)\n"
+	"  --replay OTHER.db answer from that recording instead of a GPU\n"
+	"  --no-gpu          compile and gate only\n"
+	"  -h, --help        print this help\n",
+};
 
 /* The roots of the live servers of this database, as they read on this host. */
 static int server_roots(struct db *db, struct roots *r)
@@ -144,8 +150,7 @@ int cmd_submit(int argc, char **argv, const struct globals *g)
 			rq.no_gpu = 1;
 			break;
 		case 'h':
-			fputs(cmd_submit_usage, stdout);
-			rc = 0;
+			rc = cmd_usage(g, 0);
 			goto out;
 		default:
 			goto usage;
@@ -155,10 +160,9 @@ int cmd_submit(int argc, char **argv, const struct globals *g)
 		error(optind < argc ? "one CONFIG, please" : "which CONFIG? (tuner submit CONFIG)");
 		goto usage;
 	}
-	if (db_open(g->db_path, &db) < 0) {
-		rc = EX_CANTCREAT;
+	if ((rc = cmd_open_db(g, &db)) != 0)
 		goto out;
-	}
+	rc = EX_USAGE;
 	if (!roots.n && server_roots(db, &roots) < 0) {
 		rc = EX_SOFTWARE;
 		goto out;
@@ -200,8 +204,7 @@ int cmd_submit(int argc, char **argv, const struct globals *g)
 	rc = cmd_flush_stdout();
 	goto out;
 usage:
-	fputs(cmd_submit_usage, stderr);
-	rc = EX_USAGE;
+	rc = cmd_usage(g, EX_USAGE);
 out:
 	db_close(db);
 	roots_release(&roots);

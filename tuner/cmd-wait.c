@@ -9,21 +9,25 @@
 #include "tuner/cmd.h"
 #include "tuner/common.h"
 #include "tuner/db.h"
-#include "tuner/pq.h"
 
 /* How often the database is asked; a job's generation takes seconds at the least. */
 #define POLL_US (250 * 1000)
 
-const char cmd_wait_usage[] =
-    "usage: tuner wait [--timeout SECONDS] JOB\n"
-    "\n"
-    "Wait until a job is done, failed or cancelled (an interrupted job is\n"
-    "waited for: a server resumes it), then print how it ended and its best\n"
-    "fitness. Exits 0 when it is done, 1 when it failed or was cancelled,\n"
-    "75 when the timeout passed first.\n"
-    "\n"
-    "  --timeout SECONDS  give up after that long (default: never)\n"
-    "  -h, --help         print this help\n";
+const struct cmd cmd_wait_entry = {
+    .name = "wait",
+    .fn = cmd_wait,
+    .flags = READ_DB,
+    .summary = "wait for a job to finish and print how it ended",
+    .usage = "usage: tuner wait [--timeout SECONDS] JOB\n"
+	     "\n"
+	     "Wait until a job is done, failed or cancelled (an interrupted job is\n"
+	     "waited for: a server resumes it), then print how it ended and its best\n"
+	     "fitness. Exits 0 when it is done, 1 when it failed or was cancelled,\n"
+	     "75 when the timeout passed first.\n"
+	     "\n"
+	     "  --timeout SECONDS  give up after that long (default: never)\n"
+	     "  -h, --help         print this help\n",
+};
 
 static int finished(const char *status)
 {
@@ -55,26 +59,19 @@ int cmd_wait(int argc, char **argv, const struct globals *g)
 			}
 			break;
 		case 'h':
-			fputs(cmd_wait_usage, stdout);
-			return 0;
+			return cmd_usage(g, 0);
 		default:
-			fputs(cmd_wait_usage, stderr);
-			return EX_USAGE;
+			return cmd_usage(g, EX_USAGE);
 		}
 	}
 	if (optind + 1 != argc) {
 		error("which JOB? (tuner wait JOB)");
-		fputs(cmd_wait_usage, stderr);
-		return EX_USAGE;
+		return cmd_usage(g, EX_USAGE);
 	}
 	if (cmd_parse_int("JOB", argv[optind], 1, &id) < 0)
 		return EX_USAGE;
-	if (!pq_is_url(g->db_path) && access(g->db_path, F_OK) < 0) {
-		error("no database '%s'", g->db_path);
-		return EX_NOINPUT;
-	}
-	if (db_open(g->db_path, &db) < 0)
-		return EX_NOINPUT;
+	if ((rc = cmd_open_db(g, &db)) != 0)
+		return rc;
 	deadline = now_seconds() + timeout;
 	for (;;) {
 		if (db_job_get(db, id, &j) < 0) {

@@ -274,11 +274,15 @@ static int expected_baseline(struct db *db, long long run_id, size_t nout, struc
 {
 	struct report_baseline *b = &r->expected;
 	struct db_eval_point *e;
+	struct db_ranked br;
 	long long base_id = 0;
 	double base = NAN, *pool;
 	size_t n, i, npool = 0;
-	int rc = db_run_baseline(db, run_id, &base_id);
+	int rc = db_run_baseline(db, run_id, &br);
 
+	if (rc > 0)
+		base_id = br.variant_id;
+	db_ranked_release(&br);
 	if (rc < 0 || db_run_eval_points(db, run_id, &e, &n) < 0)
 		return -1;
 	pool = xcalloc(n + 1, sizeof(*pool));

@@ -1,5 +1,5 @@
 -- The whole current schema of a tuner database in PostgreSQL (tuner --db postgresql://...).
--- schema-version: 2
+-- schema-version: 3
 --
 -- db/schema.sql in PostgreSQL's words: the same tables, columns, constraints and indexes (a test
 -- compares the two), every text column in the "C" collation so that text sorts as in SQLite, and
@@ -29,7 +29,8 @@ CREATE TABLE runs (
 	started_at TEXT COLLATE "C" NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
 	finished_at TEXT COLLATE "C",
 	status TEXT COLLATE "C" NOT NULL DEFAULT 'running'
-		CONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed')),
+		CONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed',
+			'interrupted')),
 	command TEXT COLLATE "C" NOT NULL,
 	config_path TEXT COLLATE "C",
 	config_text TEXT COLLATE "C",
@@ -45,7 +46,12 @@ CREATE TABLE runs (
 	population BIGINT NOT NULL,
 	shapes TEXT COLLATE "C" NOT NULL,
 	gpu BIGINT NOT NULL CONSTRAINT runs_gpu CHECK (gpu IN (0, 1)),
-	replay_of TEXT COLLATE "C"
+	replay_of TEXT COLLATE "C",
+	host TEXT COLLATE "C",
+	pid BIGINT,
+	pid_start BIGINT,
+	heartbeat_at TEXT COLLATE "C",
+	active_seconds DOUBLE PRECISION
 );
 
 CREATE TABLE variants (

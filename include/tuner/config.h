@@ -49,7 +49,7 @@ struct family {
 	char *source; /* the template text */
 	char source_hash[HASH_HEX_LEN];
 	char deps_hash[HASH_HEX_LEN]; /* template_deps_hash(): headers, sidecar, problem */
-	struct problem *problem; /* owned */
+	struct problem *problem;      /* owned */
 	/* the launches of one call, in order (the single-launch form is launches[0]) */
 	struct launch_spec launches[PROBLEM_MAX_LAUNCHES];
 	size_t nlaunches;

@@ -84,6 +84,14 @@ extern struct cuda_api cuda;
 int cuda_load(char *why, size_t whylen);
 
 /*
+ * The CUDA driver's version ("13.0", from cuDriverGetVersion, without cuInit)
+ * and the NVIDIA kernel module's ("580.95.05", "" if unknown). 0, or -1 with
+ * a one-line reason in why (no driver). Prints nothing.
+ */
+int cuda_driver_version(char *out, size_t len, char *module, size_t modlen, char *why,
+                        size_t whylen);
+
+/*
  * CU_CHECK(call): evaluate a driver call; on failure remember the error (see
  * cuda_last_error), report "FILE:LINE: CALL: CUDA_ERROR_X (text)" through
  * error() and return -1 from the enclosing function. Never exits.
