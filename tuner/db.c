@@ -10,12 +10,15 @@
 
 #include <sqlite3.h>
 
+#include "tuner/db-backend.h"
 #include "tuner/db.h"
+#include "tuner/pq.h"
 
 struct db {
-	sqlite3 *h;
-	char *path;
-	int in_tx;   /* inside db_begin() */
+	struct dbb *b; /* SQLite or PostgreSQL: every query goes through it */
+	sqlite3 *h;    /* SQLite's own handle, for opening and its pragmas; NULL for PostgreSQL */
+	char *path;    /* for messages: the file, or the URL without its password */
+	int in_tx;     /* inside db_begin() */
 	int version; /* the schema version of the file: readers of an older one read what it has */
 };
 
@@ -25,9 +28,10 @@ struct db {
 /* ---------------------------------------------------------------- errors */
 
 /*
- * Every SQLite call goes through SQL_CHECK, which, like llm.c's cudaCheck,
- * names the call site, but returns: the SQLite code when it is a success
- * (OK, ROW, DONE), else -1 after error() with the database and SQLite's message.
+ * Every SQLite call outside the backend goes through SQL_CHECK, which, like
+ * llm.c's cudaCheck, names the call site, but returns: the SQLite code when it
+ * is a success (OK, ROW, DONE), else -1 after error() with the database and
+ * SQLite's message.
  */
 #define SQL_CHECK(db, call) sql_check_fl((db), (call), __FILE__, __LINE__)
 
@@ -36,6 +40,12 @@ static int sql_check_fl(struct db *db, int rc, const char *file, int line)
 	if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE)
 		return rc;
 	return error("database '%s': %s (%s:%d)", db->path, sqlite3_errmsg(db->h), file, line);
+}
+
+/* A backend call's failure (-1): error() with the database, the message and the call site. */
+static int dbb_failed(struct db *db, const char *file, int line)
+{
+	return error("database '%s': %s (%s:%d)", db->path, dbb_errmsg(db->b), file, line);
 }
 
 const char *db_path(const struct db *db)
@@ -53,20 +63,22 @@ const char *db_path(const struct db *db)
  */
 #define STMT(db, ...) stmt_fl((db), __FILE__, __LINE__, __VA_ARGS__)
 
-static sqlite3_stmt *stmt_fl(struct db *db, const char *file, int line, const char *sql,
-                             const char *types, ...)
+static struct dbb_stmt *stmt_fl(struct db *db, const char *file, int line, const char *sql,
+                                const char *types, ...)
 {
-	sqlite3_stmt *st = NULL;
+	struct dbb_stmt *st = NULL;
 	va_list ap;
 	int i, rc;
 
-	if (sql_check_fl(db, sqlite3_prepare_v2(db->h, sql, -1, &st, NULL), file, line) < 0)
+	if (dbb_prepare(db->b, sql, &st, NULL) < 0) {
+		dbb_failed(db, file, line);
 		return NULL;
-	if ((size_t)sqlite3_bind_parameter_count(st) != strlen(types))
-		BUG("%s:%d: %d parameters but %zu bind types", file, line,
-		    sqlite3_bind_parameter_count(st), strlen(types));
+	}
+	if ((size_t)dbb_param_count(st) != strlen(types))
+		BUG("%s:%d: %d parameters but %zu bind types", file, line, dbb_param_count(st),
+		    strlen(types));
 	va_start(ap, types);
-	for (i = 0, rc = SQLITE_OK; types[i] && rc == SQLITE_OK; i++) {
+	for (i = 0, rc = 0; types[i] && rc == 0; i++) {
 		const char *s;
 		long long v;
 		double d;
@@ -74,54 +86,73 @@ static sqlite3_stmt *stmt_fl(struct db *db, const char *file, int line, const ch
 		switch (types[i]) {
 		case 't':
 			s = va_arg(ap, const char *);
-			rc = s ? sqlite3_bind_text(st, i + 1, s, -1, SQLITE_TRANSIENT)
-			       : sqlite3_bind_null(st, i + 1);
+			rc = dbb_bind_text(st, i + 1, s, DBB_TEXT);
 			break;
 		case 'i':
-			rc = sqlite3_bind_int(st, i + 1, va_arg(ap, int));
+			rc = dbb_bind_int64(st, i + 1, va_arg(ap, int));
 			break;
 		case 'I':
-			rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, long long));
+			rc = dbb_bind_int64(st, i + 1, va_arg(ap, long long));
 			break;
 		case 'R':
 			v = va_arg(ap, long long);
-			rc =
-			    v > 0 ? sqlite3_bind_int64(st, i + 1, v) : sqlite3_bind_null(st, i + 1);
+			rc = v > 0 ? dbb_bind_int64(st, i + 1, v)
+			           : dbb_bind_null(st, i + 1, DBB_INT);
 			break;
 		case 'd':
 			d = va_arg(ap, double);
-			rc = isnan(d) ? sqlite3_bind_null(st, i + 1)
-			              : sqlite3_bind_double(st, i + 1, d);
+			rc = isnan(d) ? dbb_bind_null(st, i + 1, DBB_REAL)
+			              : dbb_bind_double(st, i + 1, d);
 			break;
 		default:
 			BUG("bad bind type '%c'", types[i]);
 		}
 	}
 	va_end(ap);
-	if (sql_check_fl(db, rc, file, line) < 0) {
-		sqlite3_finalize(st);
+	if (rc < 0) {
+		dbb_failed(db, file, line);
+		dbb_finalize(st);
 		return NULL;
 	}
 	return st;
 }
 
-/* Step once: SQLITE_ROW, SQLITE_DONE, or -1 after error() (the statement is left to the caller). */
-#define STEP(db, st) sql_check_fl((db), sqlite3_step(st), __FILE__, __LINE__)
-/* The same check on a result code already in hand. */
-#define STEP_RC(db, rc) sql_check_fl((db), (rc), __FILE__, __LINE__)
+/* Step once: DBB_ROW, DBB_DONE, or -1 after error() (the statement is left to the caller). */
+#define STEP(db, st) step_fl((db), (st), __FILE__, __LINE__)
+
+static int step_fl(struct db *db, struct dbb_stmt *st, const char *file, int line)
+{
+	int rc = dbb_step(st);
+
+	return rc < 0 ? dbb_failed(db, file, line) : rc;
+}
 
 /* Run a statement that returns no rows to completion and finalize it: 0 or -1. */
 #define EXEC(db, st) exec_fl((db), (st), __FILE__, __LINE__)
 
-static int exec_fl(struct db *db, sqlite3_stmt *st, const char *file, int line)
+static int exec_fl(struct db *db, struct dbb_stmt *st, const char *file, int line)
 {
 	int rc;
 
 	if (!st)
 		return -1;
-	rc = sql_check_fl(db, sqlite3_step(st), file, line);
-	sqlite3_finalize(st);
+	rc = step_fl(db, st, file, line);
+	dbb_finalize(st);
 	return rc < 0 ? -1 : 0;
+}
+
+/* The id an INSERT ... RETURNING id gave: 0, or -1 after error(). The statement is finalized. */
+static int insert_id(struct db *db, struct dbb_stmt *st, long long *id)
+{
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == DBB_ROW)
+		*id = dbb_column_int64(st, 0);
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 /* A constant statement without parameters (BEGIN, PRAGMA ...). */
@@ -129,16 +160,16 @@ static int exec_fl(struct db *db, sqlite3_stmt *st, const char *file, int line)
 	exec_fl((db), stmt_fl((db), __FILE__, __LINE__, (sql), ""), __FILE__, __LINE__)
 
 /* Column helpers: owned copies, NULL and NAN for SQL NULL. */
-static char *col_str(sqlite3_stmt *st, int i)
+static char *col_str(struct dbb_stmt *st, int i)
 {
-	const unsigned char *s = sqlite3_column_text(st, i);
+	const char *s = dbb_column_text(st, i);
 
-	return s ? xstrdup((const char *)s) : NULL;
+	return s ? xstrdup(s) : NULL;
 }
 
-static double col_real(sqlite3_stmt *st, int i)
+static double col_real(struct dbb_stmt *st, int i)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+	return dbb_column_null(st, i) ? NAN : dbb_column_double(st, i);
 }
 
 static const char *nonnull(const char *s)
@@ -147,9 +178,9 @@ static const char *nonnull(const char *s)
 }
 
 /* An outcome column; -1 after error() for text this tuner does not know. */
-static int col_outcome(struct db *db, sqlite3_stmt *st, int i)
+static int col_outcome(struct db *db, struct dbb_stmt *st, int i)
 {
-	const char *s = (const char *)sqlite3_column_text(st, i);
+	const char *s = (const char *)dbb_column_text(st, i);
 	int o = s ? outcome_parse(s) : -1;
 
 	if (o < 0)
@@ -159,13 +190,18 @@ static int col_outcome(struct db *db, sqlite3_stmt *st, int i)
 
 /* ---------------------------------------------------------- transactions */
 
+/*
+ * SQLite: IMMEDIATE takes the write lock now (waiting up to the busy timeout),
+ * so a transaction never fails half-way because another process wrote first.
+ * PostgreSQL locks rows as they are written.
+ */
+#define BEGIN_SQL(db) ((db)->h ? "BEGIN IMMEDIATE" : "BEGIN")
+
 int db_begin(struct db *db)
 {
 	if (db->in_tx)
 		BUG("nested db_begin on database '%s'", db->path);
-	/* IMMEDIATE takes the write lock now (waiting up to the busy timeout), so a
-	 * transaction never fails half-way because another process wrote first. */
-	if (EXEC_SQL(db, "BEGIN IMMEDIATE") < 0)
+	if (EXEC_SQL(db, BEGIN_SQL(db)) < 0)
 		return -1;
 	db->in_tx = 1;
 	return 0;
@@ -188,7 +224,7 @@ void db_rollback(struct db *db)
 	if (!db->in_tx)
 		return;
 	/* SQLite rolls back by itself after some errors (SQLITE_FULL, SQLITE_IOERR...). */
-	if (!sqlite3_get_autocommit(db->h))
+	if (dbb_in_transaction(db->b))
 		EXEC_SQL(db, "ROLLBACK");
 	db->in_tx = 0;
 }
@@ -199,7 +235,7 @@ void db_rollback(struct db *db)
  */
 static int group_begin(struct db *db)
 {
-	return EXEC_SQL(db, db->in_tx ? "SAVEPOINT tuner_group" : "BEGIN IMMEDIATE");
+	return EXEC_SQL(db, db->in_tx ? "SAVEPOINT tuner_group" : BEGIN_SQL(db));
 }
 
 static int group_end(struct db *db, int ok)
@@ -213,7 +249,7 @@ static int group_end(struct db *db, int ok)
 	}
 	if (ok && EXEC_SQL(db, "COMMIT") == 0)
 		return 0;
-	if (!sqlite3_get_autocommit(db->h))
+	if (dbb_in_transaction(db->b))
 		EXEC_SQL(db, "ROLLBACK");
 	return -1;
 }
@@ -222,12 +258,13 @@ static int group_end(struct db *db, int ok)
 
 static int user_version(struct db *db)
 {
-	sqlite3_stmt *st = STMT(db, "PRAGMA user_version", "");
+	struct dbb_stmt *st =
+	    STMT(db, db->h ? "PRAGMA user_version" : "SELECT version FROM tuner_schema", "");
 	int v = -1;
 
-	if (st && STEP(db, st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	if (st && STEP(db, st) == DBB_ROW)
+		v = dbb_column_int(st, 0);
+	dbb_finalize(st);
 	return v;
 }
 
@@ -243,35 +280,30 @@ static int set_user_version(struct db *db, int v)
 /* Run a script of several statements (schema.sql, a migration). */
 static int exec_script(struct db *db, const char *what, const char *sql)
 {
-	char *msg = NULL;
-
-	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		error("database '%s': %s: %s", db->path, what, msg ? msg : sqlite3_errmsg(db->h));
-		sqlite3_free(msg);
-		return -1;
-	}
+	if (dbb_exec_script(db->b, sql) < 0)
+		return error("database '%s': %s: %s", db->path, what, dbb_errmsg(db->b));
 	return 0;
 }
 
 /* A migration may rebuild tables with foreign keys off; it must leave none dangling. */
 static int foreign_key_check(struct db *db, const char *what)
 {
-	sqlite3_stmt *st = STMT(db, "PRAGMA foreign_key_check", "");
+	struct dbb_stmt *st = STMT(db, "PRAGMA foreign_key_check", "");
 	int rc;
 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DBB_ROW)
 		error("database '%s': %s leaves a dangling foreign key in table '%s'", db->path,
-		      what, (const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+		      what, (const char *)dbb_column_text(st, 0));
+	dbb_finalize(st);
+	return rc == DBB_DONE ? 0 : -1;
 }
 
 static int create_schema(struct db *db, const char *schema, int version)
 {
-	sqlite3_stmt *st;
+	struct dbb_stmt *st;
 	int ok = 0, tables = -1;
 
 	if (EXEC_SQL(db, "BEGIN IMMEDIATE") < 0)
@@ -282,9 +314,9 @@ static int create_schema(struct db *db, const char *schema, int version)
 		return 0;
 	}
 	st = STMT(db, "SELECT count(*) FROM sqlite_schema", "");
-	if (st && STEP(db, st) == SQLITE_ROW)
-		tables = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	if (st && STEP(db, st) == DBB_ROW)
+		tables = dbb_column_int(st, 0);
+	dbb_finalize(st);
 	if (tables > 0)
 		error("database '%s' is not a tuner database (it has tables but no schema version)",
 		      db->path);
@@ -363,23 +395,25 @@ static int migrate(struct db *db, const char *schema, int version,
 static int wal_mode(struct db *db)
 {
 	double deadline = now_seconds() + BUSY_TIMEOUT_MS / 1000.0;
-	sqlite3_stmt *st = STMT(db, "PRAGMA journal_mode = WAL", "");
-	int rc;
+	struct dbb_stmt *st = STMT(db, "PRAGMA journal_mode = WAL", "");
+	int rc, code;
 
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_BUSY && now_seconds() < deadline) {
-		sqlite3_reset(st);
+	while ((rc = dbb_step_rc(st, &code)) < 0 && code == SQLITE_BUSY &&
+	       now_seconds() < deadline) {
+		dbb_reset(st);
 		usleep(10 * 1000);
 	}
-	rc = STEP_RC(db, rc);
-	if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "wal")) {
+	if (rc < 0)
+		dbb_failed(db, __FILE__, __LINE__);
+	if (rc == DBB_ROW && strcmp((const char *)dbb_column_text(st, 0), "wal")) {
 		error("database '%s' cannot use WAL mode (journal mode '%s')", db->path,
-		      (const char *)sqlite3_column_text(st, 0));
+		      (const char *)dbb_column_text(st, 0));
 		rc = -1;
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 int db_open_schema(const char *path, const char *schema, int version,
@@ -408,6 +442,7 @@ int db_open_schema(const char *path, const char *schema, int version,
 	}
 	db = xcalloc(1, sizeof(*db));
 	db->h = h;
+	db->b = dbb_sqlite(h);
 	db->path = xstrdup(path);
 	if (SQL_CHECK(db, sqlite3_busy_timeout(h, BUSY_TIMEOUT_MS)) < 0)
 		goto fail;
@@ -434,6 +469,152 @@ fail:
 	return -1;
 }
 
+/* Join a NULL-terminated array of lines from tuner/db-sql.c. */
+static char *join_lines(const char *const *lines)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (; *lines; lines++)
+		sb_adds(&sb, *lines);
+	return sb_detach(&sb);
+}
+
+/* ------------------------------------------------------------ PostgreSQL */
+
+/* pg_advisory_xact_lock's key ("tuner"): servers that start together set the schema up in turn. */
+#define PG_SCHEMA_LOCK "128047354226034"
+
+/* The version tuner_schema holds: 1 found, 0 no tuner_schema (not a tuner database), -1 error(). */
+static int pg_version(struct db *db, int *version)
+{
+	struct dbb_stmt *st = STMT(db, "SELECT to_regclass('tuner_schema') IS NOT NULL", "");
+	int rc, found = 0;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == DBB_ROW)
+		found = dbb_column_int(st, 0);
+	dbb_finalize(st);
+	if (rc < 0)
+		return -1;
+	if (!found)
+		return 0;
+	*version = user_version(db);
+	return *version < 0 ? -1 : 1;
+}
+
+/* A fresh database: the schema of db/pg/schema.sql at the current version. */
+static int pg_create(struct db *db)
+{
+	struct dbb_stmt *st = STMT(
+	    db,
+	    "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+	    "");
+	char *schema, sql[96];
+	int rc, tables = -1;
+
+	if (!st)
+		return -1;
+	if (STEP(db, st) == DBB_ROW)
+		tables = dbb_column_int(st, 0);
+	dbb_finalize(st);
+	if (tables < 0)
+		return -1;
+	if (tables > 0)
+		return error("database '%s' is not a tuner database (it has tables but no "
+		             "tuner_schema)",
+		             db->path);
+	schema = join_lines(db_sql_pg_schema);
+	rc = exec_script(db, "db/pg/schema.sql", schema);
+	free(schema);
+	snprintf(sql, sizeof(sql),
+	         "CREATE TABLE tuner_schema (version INTEGER NOT NULL);"
+	         " INSERT INTO tuner_schema VALUES (%d)",
+	         db_sql_version);
+	return rc < 0 ? -1 : exec_script(db, "tuner_schema", sql);
+}
+
+/* An older database: each PostgreSQL migration above its version, in the one transaction. */
+static int pg_migrate(struct db *db, int from)
+{
+	const struct db_sql_file *f;
+	char sql[64], *text;
+	int v = from, rc;
+
+	for (f = db_sql_pg_migrations; f->name; f++) {
+		if (f->version <= v)
+			continue;
+		if (f->version != v + 1)
+			break;
+		text = join_lines(f->lines);
+		rc = exec_script(db, f->name, text);
+		free(text);
+		if (rc < 0)
+			return -1;
+		v = f->version;
+	}
+	if (v != db_sql_version)
+		return error("database '%s' has schema version %d, from before this tuner's "
+		             "PostgreSQL migrations (version %d on): it cannot be migrated",
+		             db->path, from, v + 1);
+	snprintf(sql, sizeof(sql), "UPDATE tuner_schema SET version = %d", v);
+	return exec_script(db, "tuner_schema", sql);
+}
+
+/* Create or migrate the schema (a writer), or only read its version (a reader). */
+static int pg_schema(struct db *db, int write)
+{
+	int v = 0, r, ok;
+
+	if (EXEC_SQL(db, "BEGIN") < 0)
+		return -1;
+	ok = write ? !EXEC_SQL(db, "SELECT pg_advisory_xact_lock(" PG_SCHEMA_LOCK ")") : 1;
+	r = ok ? pg_version(db, &v) : -1;
+	if (r == 0 && !write)
+		error("database '%s' is not a tuner database (no tuner_schema)", db->path);
+	else if (r == 0)
+		ok = !pg_create(db), v = db_sql_version;
+	else if (r > 0 && v > db_sql_version)
+		ok = !error("database '%s' has schema version %d; this tuner knows up to %d",
+		            db->path, v, db_sql_version);
+	else if (r > 0 && v < db_sql_version && write && !pg_migrate(db, v))
+		v = db_sql_version;
+	else if (r > 0 && v < db_sql_version && write)
+		ok = 0;
+	ok = ok && r >= 0 && !(r == 0 && !write);
+	if (ok && EXEC_SQL(db, "COMMIT") == 0) {
+		db->version = v;
+		return 0;
+	}
+	if (dbb_in_transaction(db->b))
+		EXEC_SQL(db, "ROLLBACK");
+	return -1;
+}
+
+/* Connect to url; a writer sets the schema up, a reader's transactions are read-only. */
+static int open_pg(const char *url, int write, struct db **out)
+{
+	struct db *db = xcalloc(1, sizeof(*db));
+	char why[512];
+
+	*out = NULL;
+	db->path = pq_redact(url);
+	if (dbb_pg_connect(url, &db->b, why, sizeof(why)) < 0) {
+		error("cannot open database '%s': %s", db->path, why);
+		free(db->path);
+		free(db);
+		return -1;
+	}
+	if (pg_schema(db, write) < 0 ||
+	    (!write && EXEC_SQL(db, "SET default_transaction_read_only = on") < 0)) {
+		db_close(db);
+		return -1;
+	}
+	*out = db;
+	return 0;
+}
+
 int db_open_readonly(const char *path, struct db **out)
 {
 	struct strbuf uri = STRBUF_INIT;
@@ -443,6 +624,8 @@ int db_open_readonly(const char *path, struct db **out)
 	int rc, v;
 
 	*out = NULL;
+	if (pq_is_url(path))
+		return error("a recording is a SQLite file, not '%s'", path);
 	if (access(path, R_OK) < 0)
 		return error("cannot read database '%s': %s", path, strerror(errno));
 	/* immutable: no locks, no -wal or -shm beside a file that may sit in a read-only tree */
@@ -464,6 +647,7 @@ int db_open_readonly(const char *path, struct db **out)
 	}
 	db = xcalloc(1, sizeof(*db));
 	db->h = h;
+	db->b = dbb_sqlite(h);
 	db->path = xstrdup(path);
 	v = user_version(db);
 	if (v < 1 || v > db_sql_version) {
@@ -522,6 +706,7 @@ static int open_read_as(const char *path, int flags, const char *uri, struct db 
 	}
 	db = xcalloc(1, sizeof(*db));
 	db->h = h;
+	db->b = dbb_sqlite(h);
 	db->path = xstrdup(path);
 	db->version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -531,11 +716,15 @@ static int open_read_as(const char *path, int flags, const char *uri, struct db 
 
 int db_open_read(const char *path, struct db **out)
 {
-	char *dir = path_dirname(path), *uri;
-	int writable = access(path, W_OK) == 0 && access(dir, W_OK) == 0, rc;
+	char *dir, *uri;
+	int writable, rc;
 
-	free(dir);
 	*out = NULL;
+	if (pq_is_url(path))
+		return open_pg(path, 0, out);
+	dir = path_dirname(path);
+	writable = access(path, W_OK) == 0 && access(dir, W_OK) == 0;
+	free(dir);
 	if (access(path, R_OK) < 0)
 		return error("cannot read database '%s': %s", path, strerror(errno));
 	if (writable) {
@@ -572,16 +761,6 @@ int db_open_read(const char *path, struct db **out)
 	return 0;
 }
 
-/* Join a NULL-terminated array of lines from tuner/db-sql.c. */
-static char *join_lines(const char *const *lines)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	for (; *lines; lines++)
-		sb_adds(&sb, *lines);
-	return sb_detach(&sb);
-}
-
 int db_open(const char *path, struct db **out)
 {
 	const struct db_sql_file *f;
@@ -590,6 +769,10 @@ int db_open(const char *path, struct db **out)
 	size_t i, n = 0;
 	int rc;
 
+	if (pq_is_url(path)) {
+		free(schema);
+		return open_pg(path, 1, out);
+	}
 	for (f = db_sql_migrations; f->name; f++)
 		n++;
 	m = xcalloc(n + 1, sizeof(*m));
@@ -612,9 +795,9 @@ void db_close(struct db *db)
 		return;
 	/* An open transaction is rolled back: its state change did not happen. */
 	db_rollback(db);
-	if (sqlite3_close(db->h) != SQLITE_OK)
+	if (dbb_close(db->b) < 0)
 		BUG("database '%s' closed with statements still open: %s", db->path,
-		    sqlite3_errmsg(db->h));
+		    dbb_errmsg(db->b));
 	free(db->path);
 	free(db);
 }
@@ -628,26 +811,23 @@ int db_schema_version(struct db *db)
 
 int db_run_create(struct db *db, const struct run_info *ri, long long *run_id)
 {
-	sqlite3_stmt *st = STMT(
+	struct dbb_stmt *st = STMT(
 	    db,
 	    "INSERT INTO runs (command, config_path, config_text, template_name, template_hash,"
 	    " arch, device, driver, nvrtc, strategy, seed, generations, population, shapes, gpu,"
 	    " replay_of) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-	    " ?15, ?16)",
+	    " ?15, ?16) RETURNING id",
 	    "ttttttttttIiitit", ri->command, ri->config_path, ri->config_text, ri->template_name,
 	    ri->template_hash, ri->arch, ri->device, ri->driver, ri->nvrtc, ri->strategy,
 	    (long long)ri->seed, ri->generations, ri->population, ri->shapes, ri->gpu ? 1 : 0,
 	    ri->replay_of);
 
-	if (EXEC(db, st) < 0)
-		return -1;
-	*run_id = sqlite3_last_insert_rowid(db->h);
-	return 0;
+	return insert_id(db, st, run_id);
 }
 
 int db_run_set_status(struct db *db, long long run_id, const char *status)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "UPDATE runs SET status = ?2, finished_at = CASE WHEN ?2 = 'running'"
 	         " THEN NULL ELSE " NOW_SQL " END WHERE id = ?1",
@@ -655,25 +835,25 @@ int db_run_set_status(struct db *db, long long run_id, const char *status)
 
 	if (EXEC(db, st) < 0)
 		return -1;
-	if (!sqlite3_changes(db->h))
+	if (!dbb_changes(db->b))
 		return error("database '%s' has no run %lld", db->path, run_id);
 	return 0;
 }
 
 int db_run_latest(struct db *db, long long *run_id)
 {
-	sqlite3_stmt *st = STMT(db, "SELECT max(id) FROM runs", "");
+	struct dbb_stmt *st = STMT(db, "SELECT max(id) FROM runs", "");
 	int rc;
 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL)
+	if (rc == DBB_ROW && dbb_column_null(st, 0))
 		rc = error("database '%s' has no runs", db->path);
-	else if (rc == SQLITE_ROW)
-		*run_id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	else if (rc == DBB_ROW)
+		*run_id = dbb_column_int64(st, 0);
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 /* ------------------------------------------------------------- liveness */
@@ -752,10 +932,10 @@ static int run_alive(const char *host, long long pid, long long pid_start, doubl
 
 int db_run_get(struct db *db, long long run_id, struct db_run *r)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        db->version >= 2 ? RUN_COLUMNS RUN_LIVENESS_V2 " WHERE id = ?1"
-	                                         : RUN_COLUMNS RUN_LIVENESS_V1 " WHERE id = ?1",
-	                        "I", run_id);
+	struct dbb_stmt *st = STMT(db,
+	                           db->version >= 2 ? RUN_COLUMNS RUN_LIVENESS_V2 " WHERE id = ?1"
+	                                            : RUN_COLUMNS RUN_LIVENESS_V1 " WHERE id = ?1",
+	                           "I", run_id);
 	double active, span, quiet;
 	long long pid_start;
 	int rc;
@@ -764,13 +944,13 @@ int db_run_get(struct db *db, long long run_id, struct db_run *r)
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		error("database '%s' has no run %lld", db->path, run_id);
-	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (rc != DBB_ROW) {
+		dbb_finalize(st);
 		return -1;
 	}
-	r->id = sqlite3_column_int64(st, 0);
+	r->id = dbb_column_int64(st, 0);
 	r->started_at = col_str(st, 1);
 	r->finished_at = col_str(st, 2);
 	r->status = col_str(st, 3);
@@ -786,19 +966,19 @@ int db_run_get(struct db *db, long long run_id, struct db_run *r)
 	r->strategy = col_str(st, 13);
 	r->shapes = col_str(st, 14);
 	r->replay_of = col_str(st, 15);
-	r->seed = (unsigned long long)sqlite3_column_int64(st, 16);
-	r->generations = sqlite3_column_int(st, 17);
-	r->population = sqlite3_column_int(st, 18);
-	r->gpu = sqlite3_column_int(st, 19);
+	r->seed = (unsigned long long)dbb_column_int64(st, 16);
+	r->generations = dbb_column_int(st, 17);
+	r->population = dbb_column_int(st, 18);
+	r->gpu = dbb_column_int(st, 19);
 	r->age_seconds = col_real(st, 20);
 	span = col_real(st, 21);
 	r->host = col_str(st, 22);
-	r->pid = sqlite3_column_int64(st, 23);
-	pid_start = sqlite3_column_int64(st, 24);
+	r->pid = dbb_column_int64(st, 23);
+	pid_start = dbb_column_int64(st, 24);
 	r->heartbeat_at = col_str(st, 25);
 	active = col_real(st, 26);
 	quiet = col_real(st, 27);
-	sqlite3_finalize(st);
+	dbb_finalize(st);
 
 	if (r->status && !strcmp(r->status, "running")) {
 		r->alive = run_alive(r->host, r->pid, pid_start, quiet);
@@ -835,26 +1015,27 @@ void db_run_release(struct db_run *r)
 int db_recording_find(struct db *db, const char *template_hash, const char *arch,
                       const char *shapes, long long *run_id, char *device, size_t len)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT id, device FROM runs WHERE template_hash = ?1 AND arch = ?2"
-	                        " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
-	                        "ttt", template_hash, arch, shapes);
+	struct dbb_stmt *st =
+	    STMT(db,
+	         "SELECT id, device FROM runs WHERE template_hash = ?1 AND arch = ?2"
+	         " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
+	         "ttt", template_hash, arch, shapes);
 	int rc;
 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW) {
-		*run_id = sqlite3_column_int64(st, 0);
-		snprintf(device, len, "%s", nonnull((const char *)sqlite3_column_text(st, 1)));
+	if (rc == DBB_ROW) {
+		*run_id = dbb_column_int64(st, 0);
+		snprintf(device, len, "%s", nonnull((const char *)dbb_column_text(st, 1)));
 	}
-	sqlite3_finalize(st);
-	return rc < 0 ? -1 : rc == SQLITE_ROW;
+	dbb_finalize(st);
+	return rc < 0 ? -1 : rc == DBB_ROW;
 }
 
 int db_run_latest_with(struct db *db, const char *status, long long *run_id)
 {
-	sqlite3_stmt *st;
+	struct dbb_stmt *st;
 	long long id = 0;
 	int rc = 0, found = 0;
 
@@ -862,10 +1043,10 @@ int db_run_latest_with(struct db *db, const char *status, long long *run_id)
 	st = STMT(db, "SELECT id FROM runs ORDER BY id DESC", "");
 	if (!st)
 		return -1;
-	while (!found && (rc = STEP(db, st)) == SQLITE_ROW) {
+	while (!found && (rc = STEP(db, st)) == DBB_ROW) {
 		struct db_run r;
 
-		id = sqlite3_column_int64(st, 0);
+		id = dbb_column_int64(st, 0);
 		if (!status) {
 			found = 1;
 			break;
@@ -877,7 +1058,7 @@ int db_run_latest_with(struct db *db, const char *status, long long *run_id)
 		found = !strcmp(r.status, status);
 		db_run_release(&r);
 	}
-	sqlite3_finalize(st);
+	dbb_finalize(st);
 	if (!found && rc < 0)
 		return -1;
 	if (found)
@@ -889,7 +1070,7 @@ int db_run_begin(struct db *db, long long run_id, double *active_before)
 {
 	char host[256];
 	long long pid = (long long)getpid();
-	sqlite3_stmt *st;
+	struct dbb_stmt *st;
 	int rc;
 
 	this_host(host, sizeof(host));
@@ -899,16 +1080,16 @@ int db_run_begin(struct db *db, long long run_id, double *active_before)
 	          "ItII", run_id, host, pid, process_start(pid));
 	if (EXEC(db, st) < 0)
 		return -1;
-	if (!sqlite3_changes(db->h))
+	if (!dbb_changes(db->b))
 		return error("database '%s' has no run %lld", db->path, run_id);
 	st = STMT(db, "SELECT coalesce(active_seconds, 0) FROM runs WHERE id = ?1", "I", run_id);
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
-		*active_before = sqlite3_column_double(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	if (rc == DBB_ROW)
+		*active_before = dbb_column_double(st, 0);
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 int db_run_heartbeat(struct db *db, long long run_id, double active_seconds)
@@ -924,21 +1105,23 @@ int db_run_heartbeat(struct db *db, long long run_id, double active_seconds)
 
 int db_run_end(struct db *db, long long run_id, const char *status, double active_seconds)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "UPDATE runs SET status = ?2, finished_at = " NOW_SQL
-	                        ", heartbeat_at = " NOW_SQL ", active_seconds = ?3 WHERE id = ?1",
-	                        "Itd", run_id, status, active_seconds);
+	struct dbb_stmt *st =
+	    STMT(db,
+	         "UPDATE runs SET status = ?2, finished_at = " NOW_SQL ", heartbeat_at = " NOW_SQL
+	         ", active_seconds = ?3 WHERE id = ?1",
+	         "Itd", run_id, status, active_seconds);
 
 	if (EXEC(db, st) < 0)
 		return -1;
-	if (!sqlite3_changes(db->h))
+	if (!dbb_changes(db->b))
 		return error("database '%s' has no run %lld", db->path, run_id);
 	return 0;
 }
 
 int db_runs_reap(struct db *db, long long *reaped)
 {
-	sqlite3_stmt *st = STMT(db, "SELECT id FROM runs WHERE status = 'running' ORDER BY id", "");
+	struct dbb_stmt *st =
+	    STMT(db, "SELECT id FROM runs WHERE status = 'running' ORDER BY id", "");
 	long long *ids = NULL;
 	size_t n = 0, alloc = 0, i;
 	int rc;
@@ -946,12 +1129,12 @@ int db_runs_reap(struct db *db, long long *reaped)
 	*reaped = 0;
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW) {
+	while ((rc = STEP(db, st)) == DBB_ROW) {
 		ALLOC_GROW(ids, n + 1, alloc);
-		ids[n++] = sqlite3_column_int64(st, 0);
+		ids[n++] = dbb_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
-	for (i = 0; rc == SQLITE_DONE && i < n; i++) {
+	dbb_finalize(st);
+	for (i = 0; rc == DBB_DONE && i < n; i++) {
 		struct db_run r;
 
 		if (db_run_get(db, ids[i], &r) < 0) {
@@ -962,20 +1145,21 @@ int db_runs_reap(struct db *db, long long *reaped)
 		if (!r.alive && EXEC(db, STMT(db,
 		                              "UPDATE runs SET status = 'interrupted',"
 		                              " finished_at = coalesce(heartbeat_at, started_at)"
-		                              " WHERE id = ?1 AND status = 'running' AND pid IS ?2",
+		                              " WHERE id = ?1 AND status = 'running'"
+		                              " AND pid IS NOT DISTINCT FROM ?2",
 		                              "IR", ids[i], r.pid)) < 0)
 			rc = -1;
 		else if (!r.alive)
-			*reaped += sqlite3_changes(db->h);
+			*reaped += dbb_changes(db->b);
 		db_run_release(&r);
 	}
 	free(ids);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == DBB_DONE ? 0 : -1;
 }
 
 int db_run_outcome_counts(struct db *db, long long run_id, long long counts[OUTCOME_COUNT])
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db, "SELECT outcome, count(*) FROM evals WHERE run_id = ?1 GROUP BY outcome", "I",
 	         run_id);
 	int rc, o;
@@ -983,38 +1167,38 @@ int db_run_outcome_counts(struct db *db, long long run_id, long long counts[OUTC
 	memset(counts, 0, OUTCOME_COUNT * sizeof(counts[0]));
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW) {
+	while ((rc = STEP(db, st)) == DBB_ROW) {
 		if ((o = col_outcome(db, st, 0)) < 0) {
 			rc = -1;
 			break;
 		}
-		counts[o] = sqlite3_column_int64(st, 1);
+		counts[o] = dbb_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_DONE ? 0 : -1;
 }
 
 /* -------------------------------------------------------------- variants */
 
 int db_variant_find(struct db *db, const char *hash, long long *variant_id)
 {
-	sqlite3_stmt *st = STMT(db, "SELECT id FROM variants WHERE hash = ?1", "t", hash);
+	struct dbb_stmt *st = STMT(db, "SELECT id FROM variants WHERE hash = ?1", "t", hash);
 	int rc;
 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
-		*variant_id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc < 0 ? -1 : rc == SQLITE_ROW;
+	if (rc == DBB_ROW)
+		*variant_id = dbb_column_int64(st, 0);
+	dbb_finalize(st);
+	return rc < 0 ? -1 : rc == DBB_ROW;
 }
 
 int db_variant_upsert(struct db *db, const char *hash, const char *template_name,
                       const char *template_hash, const char *arch, const char *params,
                       const char *options, long long *variant_id, int *created)
 {
-	sqlite3_stmt *st;
+	struct dbb_stmt *st;
 	int rc;
 
 	*created = 0;
@@ -1025,34 +1209,39 @@ int db_variant_upsert(struct db *db, const char *hash, const char *template_name
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW) {
-		const char *th = (const char *)sqlite3_column_text(st, 1);
-		const char *ar = (const char *)sqlite3_column_text(st, 2);
-		const char *pa = (const char *)sqlite3_column_text(st, 3);
-		const char *op = (const char *)sqlite3_column_text(st, 4);
+	if (rc == DBB_ROW) {
+		const char *th = (const char *)dbb_column_text(st, 1);
+		const char *ar = (const char *)dbb_column_text(st, 2);
+		const char *pa = (const char *)dbb_column_text(st, 3);
+		const char *op = (const char *)dbb_column_text(st, 4);
 
-		*variant_id = sqlite3_column_int64(st, 0);
+		*variant_id = dbb_column_int64(st, 0);
 		if (strcmp(th, template_hash) || strcmp(ar, arch) || strcmp(pa, params) ||
 		    strcmp(op, options))
 			rc = error("database '%s': variant hash '%s' already names another variant "
 			           "('%s' on %s, template %s)",
 			           db->path, hash, pa, ar, th);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return rc == SQLITE_ROW ? 0 : -1;
+	dbb_finalize(st);
+	if (rc != DBB_DONE)
+		return rc == DBB_ROW ? 0 : -1;
 
 	st = STMT(db,
 	          "INSERT INTO variants (hash, template_name, template_hash, arch, params, options)"
-	          " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (hash) DO NOTHING",
+	          " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (hash) DO NOTHING RETURNING id",
 	          "tttttt", hash, template_name, template_hash, arch, params, options);
-	if (EXEC(db, st) < 0)
+	if (!st)
 		return -1;
-	if (sqlite3_changes(db->h)) {
-		*variant_id = sqlite3_last_insert_rowid(db->h);
+	rc = STEP(db, st);
+	if (rc == DBB_ROW) {
+		*variant_id = dbb_column_int64(st, 0);
 		*created = 1;
-		return 0;
 	}
+	dbb_finalize(st);
+	if (rc < 0)
+		return -1;
+	if (*created)
+		return 0;
 	/* Another process inserted it between our SELECT and INSERT. */
 	rc = db_variant_find(db, hash, variant_id);
 	if (rc == 0)
@@ -1067,14 +1256,14 @@ struct match {
 	char hash[HASH_HEX_LEN];
 };
 
-static int add_matches(struct db *db, sqlite3_stmt *st, struct match *m, size_t *n, size_t max)
+static int add_matches(struct db *db, struct dbb_stmt *st, struct match *m, size_t *n, size_t max)
 {
 	int rc;
 
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW) {
-		long long id = sqlite3_column_int64(st, 0);
+	while ((rc = STEP(db, st)) == DBB_ROW) {
+		long long id = dbb_column_int64(st, 0);
 		size_t i;
 
 		for (i = 0; i < *n && m[i].id != id; i++)
@@ -1082,11 +1271,11 @@ static int add_matches(struct db *db, sqlite3_stmt *st, struct match *m, size_t 
 		if (i < *n || *n == max)
 			continue;
 		m[*n].id = id;
-		snprintf(m[*n].hash, sizeof(m[*n].hash), "%s", sqlite3_column_text(st, 1));
+		snprintf(m[*n].hash, sizeof(m[*n].hash), "%s", dbb_column_text(st, 1));
 		(*n)++;
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_DONE ? 0 : -1;
 }
 
 int db_variant_find_prefix(struct db *db, const char *name, long long *variant_id)
@@ -1108,16 +1297,16 @@ int db_variant_find_prefix(struct db *db, const char *name, long long *variant_i
 	                         m, &n, ARRAY_SIZE(m)) < 0)
 		return -1;
 	if (is_hex) {
-		/* Hex digits only, so GLOB has nothing to escape; hashes are lowercase. */
+		/* Hex digits only, so LIKE has nothing to escape; hashes are lowercase. */
 		for (i = 0; i < len; i++)
 			pattern[i] = (char)(name[i] >= 'A' && name[i] <= 'F' ? name[i] - 'A' + 'a'
 			                                                     : name[i]);
-		pattern[len] = '*';
+		pattern[len] = '%';
 		pattern[len + 1] = '\0';
 		if (add_matches(
 			db,
 			STMT(db,
-		             "SELECT id, hash FROM variants WHERE hash GLOB ?1 ORDER BY hash"
+		             "SELECT id, hash FROM variants WHERE hash LIKE ?1 ORDER BY hash"
 		             " LIMIT 4",
 		             "t", pattern),
 			m, &n, ARRAY_SIZE(m)) < 0)
@@ -1139,7 +1328,7 @@ int db_variant_find_prefix(struct db *db, const char *name, long long *variant_i
 
 int db_variant_get(struct db *db, long long variant_id, struct db_variant *v)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "SELECT id, hash, template_name, template_hash, arch, params, options,"
 	         " created_at FROM variants WHERE id = ?1",
@@ -1150,10 +1339,10 @@ int db_variant_get(struct db *db, long long variant_id, struct db_variant *v)
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		error("database '%s' has no variant %lld", db->path, variant_id);
-	if (rc == SQLITE_ROW) {
-		v->id = sqlite3_column_int64(st, 0);
+	if (rc == DBB_ROW) {
+		v->id = dbb_column_int64(st, 0);
 		v->hash = col_str(st, 1);
 		v->template_name = col_str(st, 2);
 		v->template_hash = col_str(st, 3);
@@ -1162,8 +1351,8 @@ int db_variant_get(struct db *db, long long variant_id, struct db_variant *v)
 		v->options = col_str(st, 6);
 		v->created_at = col_str(st, 7);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 void db_variant_release(struct db_variant *v)
@@ -1183,7 +1372,7 @@ void db_variant_release(struct db_variant *v)
 int db_build_record(struct db *db, long long variant_id, const char *key, const char *spec,
                     int sanitize, const struct build *b)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "INSERT INTO builds (variant_id, key, spec, sanitize, outcome, regs, spill_stores,"
 	         " spill_loads, static_smem, stack_frame, seconds, cached, cubin_size, log)"
@@ -1205,7 +1394,7 @@ int db_build_record(struct db *db, long long variant_id, const char *key, const 
 int db_gate_record(struct db *db, long long run_id, long long variant_id, const char *gate,
                    const char *shape, enum outcome outcome, const char *reason)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "INSERT INTO gates (run_id, variant_id, gate, shape, outcome, reason)"
 	         " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -1218,7 +1407,7 @@ int db_gate_record(struct db *db, long long run_id, long long variant_id, const 
 int db_eval_record(struct db *db, long long run_id, long long variant_id, int generation,
                    enum outcome outcome, const char *reason)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "INSERT INTO evals (run_id, variant_id, generation, outcome, reason)"
 	         " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, variant_id) DO UPDATE SET"
@@ -1235,14 +1424,14 @@ int db_eval_record(struct db *db, long long run_id, long long variant_id, int ge
 int db_eval_set_fitness(struct db *db, long long run_id, long long variant_id, double fitness,
                         double fitness_lo, double fitness_hi)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "UPDATE evals SET fitness = ?3, fitness_lo = ?4, fitness_hi = ?5"
-	                        " WHERE run_id = ?1 AND variant_id = ?2",
-	                        "IIddd", run_id, variant_id, fitness, fitness_lo, fitness_hi);
+	struct dbb_stmt *st = STMT(db,
+	                           "UPDATE evals SET fitness = ?3, fitness_lo = ?4, fitness_hi = ?5"
+	                           " WHERE run_id = ?1 AND variant_id = ?2",
+	                           "IIddd", run_id, variant_id, fitness, fitness_lo, fitness_hi);
 
 	if (EXEC(db, st) < 0)
 		return -1;
-	if (!sqlite3_changes(db->h))
+	if (!dbb_changes(db->b))
 		return error("database '%s' has no evaluation of variant %lld in run %lld",
 		             db->path, variant_id, run_id);
 	return 0;
@@ -1250,7 +1439,7 @@ int db_eval_set_fitness(struct db *db, long long run_id, long long variant_id, d
 
 int db_eval_get(struct db *db, long long run_id, long long variant_id, struct db_eval *e)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "SELECT generation, outcome, reason, fitness, fitness_lo, fitness_hi"
 	         " FROM evals WHERE run_id = ?1 AND variant_id = ?2",
@@ -1261,18 +1450,18 @@ int db_eval_get(struct db *db, long long run_id, long long variant_id, struct db
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW && (o = col_outcome(db, st, 1)) >= 0) {
-		e->generation = sqlite3_column_int(st, 0);
+	if (rc == DBB_ROW && (o = col_outcome(db, st, 1)) >= 0) {
+		e->generation = dbb_column_int(st, 0);
 		e->outcome = (enum outcome)o;
 		e->reason = col_str(st, 2);
 		e->fitness = col_real(st, 3);
 		e->fitness_lo = col_real(st, 4);
 		e->fitness_hi = col_real(st, 5);
 	}
-	sqlite3_finalize(st);
+	dbb_finalize(st);
 	if (rc < 0 || o < 0)
 		return -1;
-	return rc == SQLITE_ROW;
+	return rc == DBB_ROW;
 }
 
 void db_eval_release(struct db_eval *e)
@@ -1367,7 +1556,7 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
                       const struct db_measurement *m, int *created)
 {
 	char *samples = samples_json(m->samples, m->nsamples);
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "INSERT INTO measurements (variant_id, device, shape, shape_dims, outcome, reason,"
 	         " rel_l2, max_abs, median_us, ci_lo_us, ci_hi_us, tflops, samples, run_id)"
@@ -1382,7 +1571,7 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 	if (rc < 0)
 		return -1;
 	if (created)
-		*created = sqlite3_changes(db->h) > 0;
+		*created = dbb_changes(db->b) > 0;
 	return 0;
 }
 
@@ -1392,16 +1581,16 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 	" FROM measurements m"
 
 /* The row st stands on, MEASURED_COLUMNS: 0, or -1 after error(). */
-static int measured_row(struct db *db, sqlite3_stmt *st, struct db_measured *out)
+static int measured_row(struct db *db, struct dbb_stmt *st, struct db_measured *out)
 {
 	int o = col_outcome(db, st, 4);
 
 	memset(out, 0, sizeof(*out));
 	if (o < 0)
 		return -1;
-	out->id = sqlite3_column_int64(st, 0);
-	out->variant_id = sqlite3_column_int64(st, 1);
-	out->run_id = sqlite3_column_int64(st, 2);
+	out->id = dbb_column_int64(st, 0);
+	out->variant_id = dbb_column_int64(st, 1);
+	out->run_id = dbb_column_int64(st, 2);
 	out->shape = col_str(st, 3);
 	out->outcome = (enum outcome)o;
 	out->reason = col_str(st, 5);
@@ -1413,8 +1602,8 @@ static int measured_row(struct db *db, sqlite3_stmt *st, struct db_measured *out
 	out->tflops = col_real(st, 11);
 	out->device = col_str(st, 13);
 	out->shape_dims = col_str(st, 14);
-	if (parse_samples((const char *)sqlite3_column_text(st, 12), &out->samples,
-	                  &out->nsamples) < 0) {
+	if (parse_samples((const char *)dbb_column_text(st, 12), &out->samples, &out->nsamples) <
+	    0) {
 		error("database '%s': measurement %lld has malformed samples", db->path, out->id);
 		db_measured_release(out);
 		return -1;
@@ -1422,7 +1611,7 @@ static int measured_row(struct db *db, sqlite3_stmt *st, struct db_measured *out
 	return 0;
 }
 
-static int read_measured(struct db *db, sqlite3_stmt *st, struct db_measured *out)
+static int read_measured(struct db *db, struct dbb_stmt *st, struct db_measured *out)
 {
 	int rc;
 
@@ -1430,12 +1619,12 @@ static int read_measured(struct db *db, sqlite3_stmt *st, struct db_measured *ou
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW && measured_row(db, st, out) < 0)
+	if (rc == DBB_ROW && measured_row(db, st, out) < 0)
 		rc = -1;
-	sqlite3_finalize(st);
+	dbb_finalize(st);
 	if (rc < 0)
 		return -1;
-	return rc == SQLITE_ROW;
+	return rc == DBB_ROW;
 }
 
 int db_measure_lookup(struct db *db, long long variant_id, const char *device,
@@ -1469,7 +1658,7 @@ int db_measure_lookup_params(struct db *db, const struct db_recorded_key *k, con
 int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
                              struct db_gate_found *out)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
 	         " ON v.id = g.variant_id WHERE v.template_hash = ?1 AND v.arch = ?2"
@@ -1482,15 +1671,15 @@ int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW && (o = col_outcome(db, st, 1)) >= 0) {
+	if (rc == DBB_ROW && (o = col_outcome(db, st, 1)) >= 0) {
 		out->gate = col_str(st, 0);
 		out->outcome = (enum outcome)o;
 		out->reason = col_str(st, 2);
 	}
-	sqlite3_finalize(st);
+	dbb_finalize(st);
 	if (rc < 0 || o < 0)
 		return -1;
-	return rc == SQLITE_ROW;
+	return rc == DBB_ROW;
 }
 
 void db_gate_found_release(struct db_gate_found *g)
@@ -1515,7 +1704,7 @@ void db_measured_release(struct db_measured *m)
 int db_population_record(struct db *db, long long run_id, int generation, long long variant_id,
                          const char *origin, long long parent_a, long long parent_b)
 {
-	sqlite3_stmt *st = STMT(
+	struct dbb_stmt *st = STMT(
 	    db,
 	    "INSERT INTO population (run_id, generation, variant_id, origin, parent_a, parent_b)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (run_id, generation, variant_id)"
@@ -1532,17 +1721,21 @@ int db_elite_store(struct db *db, long long run_id, int generation, const long l
 	size_t i;
 	int ok;
 
+	/* rank by rank, in order: two servers storing the same elite at once wait, never clash */
 	if (group_begin(db) < 0)
 		return -1;
-	ok = !EXEC(db, STMT(db, "DELETE FROM elite WHERE run_id = ?1 AND generation = ?2", "Ii",
-	                    run_id, generation));
+	ok = !EXEC(db,
+	           STMT(db, "DELETE FROM elite WHERE run_id = ?1 AND generation = ?2 AND rank > ?3",
+	                "IiI", run_id, generation, (long long)n));
 	for (i = 0; ok && i < n; i++)
-		ok = !EXEC(db,
-		           STMT(db,
-		                "INSERT INTO elite (run_id, generation, rank, variant_id, fitness)"
-		                " VALUES (?1, ?2, ?3, ?4, ?5)",
-		                "IiIId", run_id, generation, (long long)i + 1, variant_ids[i],
-		                fitness[i]));
+		ok = !EXEC(
+		    db, STMT(db,
+		             "INSERT INTO elite (run_id, generation, rank, variant_id, fitness)"
+		             " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, generation, rank)"
+		             " DO UPDATE SET variant_id = excluded.variant_id,"
+		             " fitness = excluded.fitness",
+		             "IiIId", run_id, generation, (long long)i + 1, variant_ids[i],
+		             fitness[i]));
 	return group_end(db, ok);
 }
 
@@ -1556,22 +1749,23 @@ int db_elite_store(struct db *db, long long run_id, int generation, const long l
  */
 #define ROWS_LOOP(db, st, v, n, alloc, rc, body)                                                   \
 	do {                                                                                       \
-		while (((rc) = STEP((db), (st))) == SQLITE_ROW) {                                  \
+		while (((rc) = STEP((db), (st))) == DBB_ROW) {                                     \
 			ALLOC_GROW((v), (n) + 1, (alloc));                                         \
 			e = &(v)[(n)++];                                                           \
 			memset(e, 0, sizeof(*e));                                                  \
 			body                                                                       \
 		}                                                                                  \
-		sqlite3_finalize(st);                                                              \
+		dbb_finalize(st);                                                                  \
 	} while (0)
 
 int db_variant_builds(struct db *db, long long variant_id, struct db_build_row **out, size_t *n)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT spec, sanitize, outcome, regs, spill_stores, spill_loads,"
-	                        " static_smem, stack_frame, seconds, cached, cubin_size FROM builds"
-	                        " WHERE variant_id = ?1 ORDER BY sanitize, spec, id",
-	                        "I", variant_id);
+	struct dbb_stmt *st =
+	    STMT(db,
+	         "SELECT spec, sanitize, outcome, regs, spill_stores, spill_loads,"
+	         " static_smem, stack_frame, seconds, cached, cubin_size FROM builds"
+	         " WHERE variant_id = ?1 ORDER BY sanitize, spec, id",
+	         "I", variant_id);
 	struct db_build_row *v = NULL, *e;
 	size_t alloc = 0;
 	int rc;
@@ -1582,19 +1776,19 @@ int db_variant_builds(struct db *db, long long variant_id, struct db_build_row *
 		return -1;
 	ROWS_LOOP(db, st, v, *n, alloc, rc, {
 		e->spec = col_str(st, 0);
-		e->sanitize = sqlite3_column_int(st, 1);
+		e->sanitize = dbb_column_int(st, 1);
 		e->outcome = col_str(st, 2);
-		e->regs = sqlite3_column_int(st, 3);
-		e->spill_stores = sqlite3_column_int(st, 4);
-		e->spill_loads = sqlite3_column_int(st, 5);
-		e->static_smem = sqlite3_column_int(st, 6);
-		e->stack_frame = sqlite3_column_int(st, 7);
-		e->seconds = sqlite3_column_double(st, 8);
-		e->cached = sqlite3_column_int(st, 9);
-		e->cubin_size = sqlite3_column_int64(st, 10);
+		e->regs = dbb_column_int(st, 3);
+		e->spill_stores = dbb_column_int(st, 4);
+		e->spill_loads = dbb_column_int(st, 5);
+		e->static_smem = dbb_column_int(st, 6);
+		e->stack_frame = dbb_column_int(st, 7);
+		e->seconds = dbb_column_double(st, 8);
+		e->cached = dbb_column_int(st, 9);
+		e->cubin_size = dbb_column_int64(st, 10);
 	});
 	*out = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	db_build_rows_free(v, *n);
 	*out = NULL;
@@ -1615,10 +1809,10 @@ void db_build_rows_free(struct db_build_row *v, size_t n)
 
 int db_variant_gates(struct db *db, long long variant_id, struct db_gate_row **out, size_t *n)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT run_id, gate, shape, outcome, reason FROM gates"
-	                        " WHERE variant_id = ?1 ORDER BY run_id, id",
-	                        "I", variant_id);
+	struct dbb_stmt *st = STMT(db,
+	                           "SELECT run_id, gate, shape, outcome, reason FROM gates"
+	                           " WHERE variant_id = ?1 ORDER BY run_id, id",
+	                           "I", variant_id);
 	struct db_gate_row *v = NULL, *e;
 	size_t alloc = 0;
 	int rc;
@@ -1628,14 +1822,14 @@ int db_variant_gates(struct db *db, long long variant_id, struct db_gate_row **o
 	if (!st)
 		return -1;
 	ROWS_LOOP(db, st, v, *n, alloc, rc, {
-		e->run_id = sqlite3_column_int64(st, 0);
+		e->run_id = dbb_column_int64(st, 0);
 		e->gate = col_str(st, 1);
 		e->shape = col_str(st, 2);
 		e->outcome = col_str(st, 3);
 		e->reason = col_str(st, 4);
 	});
 	*out = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	db_gate_rows_free(v, *n);
 	*out = NULL;
@@ -1659,7 +1853,7 @@ void db_gate_rows_free(struct db_gate_row *v, size_t n)
 int db_variant_measurements(struct db *db, long long variant_id, struct db_measured **out,
                             size_t *n)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db, MEASURED_COLUMNS " WHERE m.variant_id = ?1 ORDER BY m.device, m.id", "I",
 	         variant_id);
 	struct db_measured *v = NULL, *e;
@@ -1678,7 +1872,7 @@ int db_variant_measurements(struct db *db, long long variant_id, struct db_measu
 		}
 	});
 	*out = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	db_measured_free(v, *n);
 	*out = NULL;
@@ -1698,14 +1892,14 @@ void db_measured_free(struct db_measured *v, size_t n)
 int db_variant_evals(struct db *db, long long variant_id, struct db_variant_eval **out, size_t *n)
 {
 	/* The elite rank is the one in the run's final elite. */
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT x.run_id, x.generation, x.outcome, x.reason, x.fitness,"
-	                        " x.fitness_lo, x.fitness_hi, (SELECT e.rank FROM elite e"
-	                        " WHERE e.run_id = x.run_id AND e.variant_id = x.variant_id"
-	                        " AND e.generation = (SELECT max(generation) FROM elite"
-	                        " WHERE run_id = x.run_id)) FROM evals x WHERE x.variant_id = ?1"
-	                        " ORDER BY x.run_id",
-	                        "I", variant_id);
+	struct dbb_stmt *st = STMT(db,
+	                           "SELECT x.run_id, x.generation, x.outcome, x.reason, x.fitness,"
+	                           " x.fitness_lo, x.fitness_hi, (SELECT e.rank FROM elite e"
+	                           " WHERE e.run_id = x.run_id AND e.variant_id = x.variant_id"
+	                           " AND e.generation = (SELECT max(generation) FROM elite"
+	                           " WHERE run_id = x.run_id)) FROM evals x WHERE x.variant_id = ?1"
+	                           " ORDER BY x.run_id",
+	                           "I", variant_id);
 	struct db_variant_eval *v = NULL, *e;
 	size_t alloc = 0;
 	int rc;
@@ -1715,17 +1909,17 @@ int db_variant_evals(struct db *db, long long variant_id, struct db_variant_eval
 	if (!st)
 		return -1;
 	ROWS_LOOP(db, st, v, *n, alloc, rc, {
-		e->run_id = sqlite3_column_int64(st, 0);
-		e->generation = sqlite3_column_int(st, 1);
+		e->run_id = dbb_column_int64(st, 0);
+		e->generation = dbb_column_int(st, 1);
 		e->outcome = col_str(st, 2);
 		e->reason = col_str(st, 3);
 		e->fitness = col_real(st, 4);
 		e->fitness_lo = col_real(st, 5);
 		e->fitness_hi = col_real(st, 6);
-		e->elite_rank = sqlite3_column_int(st, 7);
+		e->elite_rank = dbb_column_int(st, 7);
 	});
 	*out = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	db_variant_evals_free(v, *n);
 	*out = NULL;
@@ -1751,10 +1945,11 @@ int db_run_compile_stats(struct db *db, long long run_id, struct db_compile_stat
 	 * (cached) when a later run reuses it: the run's own are those of the
 	 * variants it evaluated, recorded while it ran.
 	 */
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "SELECT count(DISTINCT CASE WHEN b.outcome = 'ok' THEN b.variant_id END),"
-	         " count(*), total(b.cached = 0), total(b.cached), total(b.seconds)"
+	         " count(*), coalesce(sum(CASE WHEN b.cached = 0 THEN 1 ELSE 0 END), 0),"
+	         " coalesce(sum(b.cached), 0), coalesce(sum(b.seconds), 0)"
 	         " FROM builds b, runs r WHERE r.id = ?1"
 	         " AND b.variant_id IN (SELECT variant_id FROM evals WHERE run_id = ?1)"
 	         " AND b.created_at >= r.started_at"
@@ -1766,30 +1961,30 @@ int db_run_compile_stats(struct db *db, long long run_id, struct db_compile_stat
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW) {
-		out->distinct_ok = sqlite3_column_int64(st, 0);
-		out->builds = sqlite3_column_int64(st, 1);
-		out->fresh = (long long)sqlite3_column_double(st, 2);
-		out->cached = (long long)sqlite3_column_double(st, 3);
-		out->seconds = sqlite3_column_double(st, 4);
+	if (rc == DBB_ROW) {
+		out->distinct_ok = dbb_column_int64(st, 0);
+		out->builds = dbb_column_int64(st, 1);
+		out->fresh = (long long)dbb_column_double(st, 2);
+		out->cached = (long long)dbb_column_double(st, 3);
+		out->seconds = dbb_column_double(st, 4);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 /* One integer (or -1 for NULL) from a query over one run. */
 static int run_int(struct db *db, const char *sql, long long run_id, long long *out)
 {
-	sqlite3_stmt *st = STMT(db, sql, "I", run_id);
+	struct dbb_stmt *st = STMT(db, sql, "I", run_id);
 	int rc;
 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	if (rc == DBB_ROW)
+		*out = dbb_column_null(st, 0) ? -1 : dbb_column_int64(st, 0);
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 int db_run_generations_done(struct db *db, long long run_id, int *n)
@@ -1824,26 +2019,26 @@ int db_elite_final(struct db *db, long long run_id, int *generation, long long *
 
 int db_run_evals_summary(struct db *db, long long run_id, long long *evaluations, double *best)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT count(*), max(CASE WHEN outcome = 'ok' THEN fitness END)"
-	                        " FROM evals WHERE run_id = ?1",
-	                        "I", run_id);
+	struct dbb_stmt *st = STMT(db,
+	                           "SELECT count(*), max(CASE WHEN outcome = 'ok' THEN fitness END)"
+	                           " FROM evals WHERE run_id = ?1",
+	                           "I", run_id);
 	int rc;
 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW) {
-		*evaluations = sqlite3_column_int64(st, 0);
+	if (rc == DBB_ROW) {
+		*evaluations = dbb_column_int64(st, 0);
 		*best = col_real(st, 1);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
-static void ranked_row(sqlite3_stmt *st, struct db_ranked *e, int elite)
+static void ranked_row(struct dbb_stmt *st, struct db_ranked *e, int elite)
 {
-	e->variant_id = sqlite3_column_int64(st, 0);
+	e->variant_id = dbb_column_int64(st, 0);
 	e->hash = col_str(st, 1);
 	e->params = col_str(st, 2);
 	e->fitness = col_real(st, 3);
@@ -1869,7 +2064,7 @@ void db_ranked_free(struct db_ranked *v, size_t n)
 }
 
 /* The first row of st as a db_ranked: 1, 0 for none, -1 after error(). */
-static int ranked_one(struct db *db, sqlite3_stmt *st, struct db_ranked *out)
+static int ranked_one(struct db *db, struct dbb_stmt *st, struct db_ranked *out)
 {
 	int rc;
 
@@ -1877,10 +2072,10 @@ static int ranked_one(struct db *db, sqlite3_stmt *st, struct db_ranked *out)
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DBB_ROW)
 		ranked_row(st, out, 0);
-	sqlite3_finalize(st);
-	return rc < 0 ? -1 : rc == SQLITE_ROW;
+	dbb_finalize(st);
+	return rc < 0 ? -1 : rc == DBB_ROW;
 }
 
 int db_run_baseline(struct db *db, long long run_id, struct db_ranked *out)
@@ -1916,16 +2111,16 @@ int db_best_on_shape(struct db *db, long long run_id, const char *device, const 
 
 int db_run_ranked(struct db *db, long long run_id, size_t k, struct db_ranked **out, size_t *n)
 {
-	sqlite3_stmt *st;
+	struct dbb_stmt *st;
 	struct db_ranked *v = NULL, *e;
 	size_t alloc = 0;
-	int rc = SQLITE_DONE, pass;
+	int rc = DBB_DONE, pass;
 
 	*out = NULL;
 	*n = 0;
 	/* The final elite, best first (the evals row has the fitness interval); then the run's
 	 * other correct, timed variants by fitness. */
-	for (pass = 0; pass < 2 && *n < k && rc == SQLITE_DONE; pass++) {
+	for (pass = 0; pass < 2 && *n < k && rc == DBB_DONE; pass++) {
 		st =
 		    pass == 0
 			? STMT(db,
@@ -1952,7 +2147,7 @@ int db_run_ranked(struct db *db, long long run_id, size_t k, struct db_ranked **
 		ROWS_LOOP(db, st, v, *n, alloc, rc, { ranked_row(st, e, pass == 0); });
 	}
 	*out = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	db_ranked_free(v, *n);
 	*out = NULL;
@@ -1962,13 +2157,13 @@ int db_run_ranked(struct db *db, long long run_id, size_t k, struct db_ranked **
 
 int db_run_evals(struct db *db, long long run_id, struct db_run_eval **out, size_t *n)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT x.variant_id, v.params, x.outcome, x.reason, x.fitness,"
-	                        " x.fitness_lo, x.fitness_hi, x.created_at, x.generation"
-	                        " FROM evals x JOIN variants v ON v.id = x.variant_id"
-	                        " WHERE x.run_id = ?1 ORDER BY x.generation, x.created_at,"
-	                        " x.variant_id",
-	                        "I", run_id);
+	struct dbb_stmt *st = STMT(db,
+	                           "SELECT x.variant_id, v.params, x.outcome, x.reason, x.fitness,"
+	                           " x.fitness_lo, x.fitness_hi, x.created_at, x.generation"
+	                           " FROM evals x JOIN variants v ON v.id = x.variant_id"
+	                           " WHERE x.run_id = ?1 ORDER BY x.generation, x.created_at,"
+	                           " x.variant_id",
+	                           "I", run_id);
 	struct db_run_eval *v = NULL, *e;
 	size_t alloc = 0;
 	int rc;
@@ -1985,7 +2180,7 @@ int db_run_evals(struct db *db, long long run_id, struct db_run_eval **out, size
 			rc = -1;
 			break;
 		}
-		e->variant_id = sqlite3_column_int64(st, 0);
+		e->variant_id = dbb_column_int64(st, 0);
 		e->params = col_str(st, 1);
 		e->outcome = (enum outcome)o;
 		e->reason = col_str(st, 3);
@@ -1993,10 +2188,10 @@ int db_run_evals(struct db *db, long long run_id, struct db_run_eval **out, size
 		e->fitness_lo = col_real(st, 5);
 		e->fitness_hi = col_real(st, 6);
 		e->created_at = col_str(st, 7);
-		e->generation = sqlite3_column_int(st, 8);
+		e->generation = dbb_column_int(st, 8);
 	});
 	*out = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	db_run_evals_free(v, *n);
 	*out = NULL;
@@ -2018,7 +2213,7 @@ void db_run_evals_free(struct db_run_eval *v, size_t n)
 
 int db_run_ids(struct db *db, long long **ids, size_t *n)
 {
-	sqlite3_stmt *st = STMT(db, "SELECT id FROM runs ORDER BY id", "");
+	struct dbb_stmt *st = STMT(db, "SELECT id FROM runs ORDER BY id", "");
 	size_t alloc = 0;
 	long long *v = NULL, *e;
 	int rc;
@@ -2027,9 +2222,9 @@ int db_run_ids(struct db *db, long long **ids, size_t *n)
 	*n = 0;
 	if (!st)
 		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, { *e = sqlite3_column_int64(st, 0); });
+	ROWS_LOOP(db, st, v, *n, alloc, rc, { *e = dbb_column_int64(st, 0); });
 	*ids = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	free(v);
 	*ids = NULL;
@@ -2040,12 +2235,12 @@ int db_run_ids(struct db *db, long long **ids, size_t *n)
 int db_run_build_keys(struct db *db, long long run_id, char ***keys, size_t *n)
 {
 	/* The builds this run recorded (fresh or from the cache) while it ran. */
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT b.key FROM builds b, runs r WHERE r.id = ?1"
-	                        " AND b.created_at >= r.started_at"
-	                        " AND b.variant_id IN (SELECT variant_id FROM evals"
-	                        " WHERE run_id = ?1) ORDER BY b.id",
-	                        "I", run_id);
+	struct dbb_stmt *st = STMT(db,
+	                           "SELECT b.key FROM builds b, runs r WHERE r.id = ?1"
+	                           " AND b.created_at >= r.started_at"
+	                           " AND b.variant_id IN (SELECT variant_id FROM evals"
+	                           " WHERE run_id = ?1) ORDER BY b.id",
+	                           "I", run_id);
 	size_t alloc = 0, i;
 	char **v = NULL, **e;
 	int rc;
@@ -2056,7 +2251,7 @@ int db_run_build_keys(struct db *db, long long run_id, char ***keys, size_t *n)
 		return -1;
 	ROWS_LOOP(db, st, v, *n, alloc, rc, { *e = col_str(st, 0); });
 	*keys = v;
-	if (rc == SQLITE_DONE)
+	if (rc == DBB_DONE)
 		return 0;
 	for (i = 0; i < *n; i++)
 		free(v[i]);
@@ -2070,44 +2265,46 @@ int db_run_build_keys(struct db *db, long long run_id, char ***keys, size_t *n)
 
 int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ...)
 {
-	sqlite3_stmt *st = NULL;
+	struct dbb_stmt *st = NULL;
 	const char *tail, *p;
 	const char **values = NULL, **names = NULL;
 	va_list ap;
-	int i, n, rc, stop = 0;
+	int i, n = 0, rc, stop = 0;
 
-	if (SQL_CHECK(db, sqlite3_prepare_v2(db->h, sql, -1, &st, &tail)) < 0)
-		return -1;
-	if (!st)
-		BUG("db_exec_callback: no statement in '%s'", sql);
+	if (dbb_prepare(db->b, sql, &st, &tail) < 0)
+		return dbb_failed(db, __FILE__, __LINE__);
 	if (tail[strspn(tail, " \t\n;")])
 		BUG("db_exec_callback runs one statement: '%s'", sql);
-	if (!sqlite3_stmt_readonly(st))
+	if (!dbb_readonly(st))
 		BUG("db_exec_callback runs queries only: '%s'", sql);
 	va_start(ap, ctx);
-	for (i = 1, rc = SQLITE_OK; rc == SQLITE_OK && (p = va_arg(ap, const char *)); i++)
-		rc = sqlite3_bind_text(st, i, p, -1, SQLITE_TRANSIENT);
+	/* untyped: PostgreSQL takes each as the type its place in the query asks for */
+	for (i = 1, rc = 0; rc == 0 && (p = va_arg(ap, const char *)); i++)
+		rc = dbb_bind_text(st, i, p, DBB_ANY);
 	va_end(ap);
-	if (SQL_CHECK(db, rc) < 0) {
-		sqlite3_finalize(st);
+	if (rc < 0) {
+		dbb_failed(db, __FILE__, __LINE__);
+		dbb_finalize(st);
 		return -1;
 	}
-	n = sqlite3_column_count(st);
-	values = xcalloc((size_t)n + 1, sizeof(*values));
-	names = xcalloc((size_t)n + 1, sizeof(*names));
-	for (i = 0; i < n; i++)
-		names[i] = sqlite3_column_name(st, i);
-	while (!stop && (rc = STEP(db, st)) == SQLITE_ROW) {
+	while (!stop && (rc = STEP(db, st)) == DBB_ROW) {
+		if (!names) { /* PostgreSQL knows the columns once the query ran */
+			n = dbb_column_count(st);
+			values = xcalloc((size_t)n + 1, sizeof(*values));
+			names = xcalloc((size_t)n + 1, sizeof(*names));
+			for (i = 0; i < n; i++)
+				names[i] = dbb_column_name(st, i);
+		}
 		for (i = 0; i < n; i++)
-			values[i] = (const char *)sqlite3_column_text(st, i);
+			values[i] = (const char *)dbb_column_text(st, i);
 		stop = fn(ctx, n, values, names);
 	}
-	sqlite3_finalize(st);
+	dbb_finalize(st);
 	free(values);
 	free(names);
 	if (stop)
 		return stop < 0 ? -1 : 0;
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == DBB_DONE ? 0 : -1;
 }
 
 /* ========================================================= report queries */
@@ -2115,12 +2312,13 @@ int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ..
 
 int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **out, size_t *n)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT x.variant_id, x.generation, x.outcome, x.fitness,"
-	                        " (julianday(x.created_at) - julianday(r.started_at)) * 86400.0"
-	                        " FROM evals x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?1"
-	                        " ORDER BY x.generation, x.created_at, x.variant_id",
-	                        "I", run_id);
+	struct dbb_stmt *st =
+	    STMT(db,
+	         "SELECT x.variant_id, x.generation, x.outcome, x.fitness,"
+	         " (julianday(x.created_at) - julianday(r.started_at)) * 86400.0"
+	         " FROM evals x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?1"
+	         " ORDER BY x.generation, x.created_at, x.variant_id",
+	         "I", run_id);
 	size_t alloc = 0;
 	int rc, o = 0;
 
@@ -2128,19 +2326,19 @@ int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **o
 	*n = 0;
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW && (o = col_outcome(db, st, 2)) >= 0) {
+	while ((rc = STEP(db, st)) == DBB_ROW && (o = col_outcome(db, st, 2)) >= 0) {
 		struct db_eval_point *p;
 
 		ALLOC_GROW(*out, *n + 1, alloc);
 		p = &(*out)[(*n)++];
-		p->variant_id = sqlite3_column_int64(st, 0);
-		p->generation = sqlite3_column_int(st, 1);
+		p->variant_id = dbb_column_int64(st, 0);
+		p->generation = dbb_column_int(st, 1);
 		p->outcome = (enum outcome)o;
 		p->fitness = col_real(st, 3);
 		p->seconds = col_real(st, 4);
 	}
-	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
+	dbb_finalize(st);
+	if (rc == DBB_DONE)
 		return 0;
 	free(*out);
 	*out = NULL;
@@ -2151,7 +2349,7 @@ int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **o
 int db_run_find_like(struct db *db, const struct db_run *like, const char *strategy, int done_only,
                      long long *run_id)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "SELECT id FROM runs WHERE strategy = ?1 AND template_hash = ?2 AND arch = ?3"
 	         " AND device = ?4 AND shapes = ?5 AND id != ?6 AND (?7 = 0 OR status = 'done')"
@@ -2163,10 +2361,10 @@ int db_run_find_like(struct db *db, const struct db_run *like, const char *strat
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
-		*run_id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc < 0 ? -1 : rc == SQLITE_ROW;
+	if (rc == DBB_ROW)
+		*run_id = dbb_column_int64(st, 0);
+	dbb_finalize(st);
+	return rc < 0 ? -1 : rc == DBB_ROW;
 }
 
 /* ============================================================ the job queue */
@@ -2178,8 +2376,26 @@ int db_run_find_like(struct db *db, const struct db_run *like, const char *strat
 	"(" s ".stopped_at IS NULL AND (julianday('now') - julianday(" s ".heartbeat_at))"         \
 	" * 86400.0 <= " s ".ttl)"
 
-/* What PostgreSQL adds to a claim's SELECT so that claimers skip each other's rows. */
-#define SKIP_LOCKED(db, alias) ""
+/*
+ * The queue's SELECT on PostgreSQL locks the rows it picks and skips those
+ * another claimer holds (FOR UPDATE SKIP LOCKED), so that claimers never wait
+ * on each other; SQLite's UPDATE runs under its one write lock, alone. sql has
+ * one {skip} where the clause goes, for table alias. Caller frees.
+ */
+static char *skip_locked(const struct db *db, const char *sql, const char *alias)
+{
+	char *clause = db->h ? xstrdup("") : xasprintf(" FOR UPDATE OF %s SKIP LOCKED", alias);
+	struct strbuf sb = STRBUF_INIT;
+	const char *at = strstr(sql, "{skip}");
+
+	if (!at)
+		BUG("no place for SKIP LOCKED in '%s'", sql);
+	sb_add(&sb, sql, (size_t)(at - sql));
+	sb_adds(&sb, clause);
+	sb_adds(&sb, at + strlen("{skip}"));
+	free(clause);
+	return sb_detach(&sb);
+}
 
 static void queue_host(char *out, size_t len)
 {
@@ -2191,7 +2407,7 @@ static void queue_host(char *out, size_t len)
 int db_server_register(struct db *db, const struct db_server_info *si, long long *server_id)
 {
 	char host[256];
-	sqlite3_stmt *st;
+	struct dbb_stmt *st;
 	int rc;
 
 	queue_host(host, sizeof(host));
@@ -2202,10 +2418,10 @@ int db_server_register(struct db *db, const struct db_server_info *si, long long
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
-		*server_id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	if (rc == DBB_ROW)
+		*server_id = dbb_column_int64(st, 0);
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 int db_server_heartbeat(struct db *db, long long server_id)
@@ -2253,7 +2469,7 @@ static int local_pid_gone(const char *host, long long pid)
 
 int db_servers_reap(struct db *db, long long *reaped)
 {
-	sqlite3_stmt *st = STMT(
+	struct dbb_stmt *st = STMT(
 	    db,
 	    "SELECT id, host, pid, " SERVER_ALIVE("s") " FROM servers s"
 						       " WHERE s.stopped_at IS NULL ORDER BY id",
@@ -2265,16 +2481,15 @@ int db_servers_reap(struct db *db, long long *reaped)
 	*reaped = 0;
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW) {
-		if (sqlite3_column_int(st, 3) &&
-		    !local_pid_gone((const char *)sqlite3_column_text(st, 1),
-		                    sqlite3_column_int64(st, 2)))
+	while ((rc = STEP(db, st)) == DBB_ROW) {
+		if (dbb_column_int(st, 3) &&
+		    !local_pid_gone((const char *)dbb_column_text(st, 1), dbb_column_int64(st, 2)))
 			continue;
 		ALLOC_GROW(ids, n + 1, alloc);
-		ids[n++] = sqlite3_column_int64(st, 0);
+		ids[n++] = dbb_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	dbb_finalize(st);
+	if (rc != DBB_DONE) {
 		free(ids);
 		return -1;
 	}
@@ -2299,11 +2514,11 @@ int db_servers_reap(struct db *db, long long *reaped)
 
 int db_server_list(struct db *db, int live_only, struct db_server **out, size_t *n)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT id, pid, host, gpus, device, roots, started_at,"
-	                        " (julianday('now') - julianday(heartbeat_at)) * 86400.0,"
-	                        " " SERVER_ALIVE("s") " FROM servers s ORDER BY id",
-	                        "");
+	struct dbb_stmt *st = STMT(db,
+	                           "SELECT id, pid, host, gpus, device, roots, started_at,"
+	                           " (julianday('now') - julianday(heartbeat_at)) * 86400.0,"
+	                           " " SERVER_ALIVE("s") " FROM servers s ORDER BY id",
+	                           "");
 	size_t alloc = 0;
 	int rc;
 
@@ -2311,14 +2526,14 @@ int db_server_list(struct db *db, int live_only, struct db_server **out, size_t 
 	*n = 0;
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW) {
+	while ((rc = STEP(db, st)) == DBB_ROW) {
 		struct db_server sv;
 
 		memset(&sv, 0, sizeof(sv));
-		sv.id = sqlite3_column_int64(st, 0);
-		sv.pid = sqlite3_column_int64(st, 1);
+		sv.id = dbb_column_int64(st, 0);
+		sv.pid = dbb_column_int64(st, 1);
 		sv.host = col_str(st, 2);
-		sv.alive = sqlite3_column_int(st, 8) && !local_pid_gone(sv.host, sv.pid);
+		sv.alive = dbb_column_int(st, 8) && !local_pid_gone(sv.host, sv.pid);
 		if (live_only && !sv.alive) {
 			free(sv.host);
 			continue;
@@ -2331,8 +2546,8 @@ int db_server_list(struct db *db, int live_only, struct db_server **out, size_t 
 		ALLOC_GROW(*out, *n + 1, alloc);
 		(*out)[(*n)++] = sv;
 	}
-	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
+	dbb_finalize(st);
+	if (rc == DBB_DONE)
 		return 0;
 	while (*n)
 		db_server_release(&(*out)[--(*n)]);
@@ -2353,7 +2568,7 @@ void db_server_release(struct db_server *s)
 
 int db_job_submit(struct db *db, const struct db_job_info *ji, long long *job_id)
 {
-	sqlite3_stmt *st =
+	struct dbb_stmt *st =
 	    STMT(db,
 	         "INSERT INTO jobs (submitted_by, priority, config_path, config_text,"
 	         " options, gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
@@ -2364,10 +2579,10 @@ int db_job_submit(struct db *db, const struct db_job_info *ji, long long *job_id
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
-		*job_id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	if (rc == DBB_ROW)
+		*job_id = dbb_column_int64(st, 0);
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 #define JOB_COLUMNS                                                                                \
@@ -2377,15 +2592,15 @@ int db_job_submit(struct db *db, const struct db_job_info *ji, long long *job_id
 	    "s") " FROM jobs j"                                                                    \
 		 " LEFT JOIN servers s ON s.id = j.server_id"
 
-static void read_job(sqlite3_stmt *st, struct db_job *j)
+static void read_job(struct dbb_stmt *st, struct db_job *j)
 {
 	memset(j, 0, sizeof(*j));
-	j->id = sqlite3_column_int64(st, 0);
-	j->run_id = sqlite3_column_int64(st, 1);
-	j->server_id = sqlite3_column_int64(st, 2);
-	j->priority = sqlite3_column_int(st, 3);
-	j->gpu = sqlite3_column_int(st, 4);
-	j->cancel = sqlite3_column_int(st, 5);
+	j->id = dbb_column_int64(st, 0);
+	j->run_id = dbb_column_int64(st, 1);
+	j->server_id = dbb_column_int64(st, 2);
+	j->priority = dbb_column_int(st, 3);
+	j->gpu = dbb_column_int(st, 4);
+	j->cancel = dbb_column_int(st, 5);
 	j->status = col_str(st, 6);
 	j->submitted_at = col_str(st, 7);
 	j->submitted_by = col_str(st, 8);
@@ -2396,8 +2611,8 @@ static void read_job(sqlite3_stmt *st, struct db_job *j)
 	j->finished_at = col_str(st, 13);
 	j->message = col_str(st, 14);
 	j->host = col_str(st, 15);
-	j->owner_alive = j->server_id > 0 && sqlite3_column_int(st, 17) &&
-	                 !local_pid_gone(j->host, sqlite3_column_int64(st, 16));
+	j->owner_alive = j->server_id > 0 && dbb_column_int(st, 17) &&
+	                 !local_pid_gone(j->host, dbb_column_int64(st, 16));
 	if (!strcmp(j->status, "running") && !j->owner_alive) {
 		/* derived when read; db_servers_reap() stores it */
 		free(j->status);
@@ -2407,19 +2622,19 @@ static void read_job(sqlite3_stmt *st, struct db_job *j)
 
 int db_job_get(struct db *db, long long job_id, struct db_job *out)
 {
-	sqlite3_stmt *st = STMT(db, JOB_COLUMNS " WHERE j.id = ?1", "I", job_id);
+	struct dbb_stmt *st = STMT(db, JOB_COLUMNS " WHERE j.id = ?1", "I", job_id);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
+	if (rc == DBB_ROW)
 		read_job(st, out);
-	else if (rc == SQLITE_DONE)
+	else if (rc == DBB_DONE)
 		error("database '%s' has no job %lld", db->path, job_id);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
 
 void db_job_release(struct db_job *j)
@@ -2436,10 +2651,10 @@ void db_job_release(struct db_job *j)
 
 int db_job_list(struct db *db, int active, struct db_job **out, size_t *n)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        JOB_COLUMNS " WHERE ?1 = 0 OR j.status IN ('queued', 'running',"
-	                                    " 'interrupted') ORDER BY j.id",
-	                        "i", active ? 1 : 0);
+	struct dbb_stmt *st = STMT(db,
+	                           JOB_COLUMNS " WHERE ?1 = 0 OR j.status IN ('queued', 'running',"
+	                                       " 'interrupted') ORDER BY j.id",
+	                           "i", active ? 1 : 0);
 	size_t alloc = 0;
 	int rc;
 
@@ -2447,12 +2662,12 @@ int db_job_list(struct db *db, int active, struct db_job **out, size_t *n)
 	*n = 0;
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW) {
+	while ((rc = STEP(db, st)) == DBB_ROW) {
 		ALLOC_GROW(*out, *n + 1, alloc);
 		read_job(st, &(*out)[(*n)++]);
 	}
-	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
+	dbb_finalize(st);
+	if (rc == DBB_DONE)
 		return 0;
 	while (*n)
 		db_job_release(&(*out)[--(*n)]);
@@ -2464,7 +2679,7 @@ int db_job_list(struct db *db, int active, struct db_job **out, size_t *n)
 int db_job_progress(struct db *db, const struct db_job *j, struct db_job_progress *p)
 {
 	struct strbuf sb = STRBUF_INIT;
-	sqlite3_stmt *st;
+	struct dbb_stmt *st;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -2482,16 +2697,16 @@ int db_job_progress(struct db *db, const struct db_job *j, struct db_job_progres
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW) {
-		p->generations = sqlite3_column_int(st, 0);
+	if (rc == DBB_ROW) {
+		p->generations = dbb_column_int(st, 0);
 		p->device = col_str(st, 1);
-		p->evaluated = sqlite3_column_int64(st, 2);
+		p->evaluated = dbb_column_int64(st, 2);
 		p->best = col_real(st, 3);
-		p->generation = sqlite3_column_int(st, 4);
+		p->generation = dbb_column_int(st, 4);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		return rc == SQLITE_DONE ? 0 : -1;
+	dbb_finalize(st);
+	if (rc != DBB_ROW)
+		return rc == DBB_DONE ? 0 : -1;
 	/* where its candidates are being evaluated now */
 	st = STMT(
 	    db,
@@ -2501,12 +2716,12 @@ int db_job_progress(struct db *db, const struct db_job *j, struct db_job_progres
 	    "I", j->run_id);
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW)
-		sb_addf(&sb, "%s%s:%d", sb.len ? "," : "", sqlite3_column_text(st, 0),
-		        sqlite3_column_int(st, 1));
-	sqlite3_finalize(st);
+	while ((rc = STEP(db, st)) == DBB_ROW)
+		sb_addf(&sb, "%s%s:%d", sb.len ? "," : "", dbb_column_text(st, 0),
+		        dbb_column_int(st, 1));
+	dbb_finalize(st);
 	p->gpus = sb_detach(&sb);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == DBB_DONE ? 0 : -1;
 }
 
 void db_job_progress_release(struct db_job_progress *p)
@@ -2518,19 +2733,22 @@ void db_job_progress_release(struct db_job_progress *p)
 
 int db_job_take(struct db *db, long long job_id, long long server_id)
 {
-	sqlite3_stmt *st =
-	    STMT(db,
-	         "UPDATE jobs SET status = 'running', server_id = ?2,"
-	         " started_at = coalesce(started_at, " NOW_SQL ") WHERE id = (SELECT j.id"
-	         " FROM jobs j LEFT JOIN servers s ON s.id = j.server_id WHERE j.id = ?1"
-	         " AND j.cancel = 0 AND (j.status IN ('queued', 'interrupted')"
-	         " OR (j.status = 'running' AND (j.server_id IS NULL OR NOT " SERVER_ALIVE(
-		     "s") ")))" SKIP_LOCKED(db, "j") ")",
-	         "II", job_id, server_id);
+	char *sql =
+	    skip_locked(db,
+	                "UPDATE jobs SET status = 'running', server_id = ?2,"
+	                " started_at = coalesce(started_at, " NOW_SQL ") WHERE id = (SELECT j.id"
+	                " FROM jobs j LEFT JOIN servers s ON s.id = j.server_id WHERE j.id = ?1"
+	                " AND j.cancel = 0 AND (j.status IN ('queued', 'interrupted')"
+	                " OR (j.status = 'running' AND (j.server_id IS NULL OR NOT " SERVER_ALIVE(
+			    "s") ")))"
+	                         "{skip})",
+	                "j");
+	int rc = EXEC(db, STMT(db, sql, "II", job_id, server_id));
 
-	if (EXEC(db, st) < 0)
+	free(sql);
+	if (rc < 0)
 		return -1;
-	return sqlite3_changes(db->h) > 0;
+	return dbb_changes(db->b) > 0;
 }
 
 int db_job_set_run(struct db *db, long long job_id, long long run_id)
@@ -2546,7 +2764,7 @@ int db_job_finish(struct db *db, long long job_id, const char *status, const cha
 	                  " WHERE id = ?1 AND status NOT IN ('done', 'failed', 'cancelled')",
 	                  "Itt", job_id, status, message)) < 0)
 		return -1;
-	return sqlite3_changes(db->h) > 0;
+	return dbb_changes(db->b) > 0;
 }
 
 int db_job_cancel(struct db *db, long long job_id, int *now)
@@ -2607,25 +2825,27 @@ static int int_cmp(const void *a, const void *b)
 int db_claims_take(struct db *db, long long run_id, int generation, const char *kind,
                    long long server_id, int gpu, size_t max, int *seqs, size_t *n)
 {
-	sqlite3_stmt *st =
-	    STMT(db,
-	         "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
-	         " WHERE (run_id, generation, kind, seq) IN (SELECT c.run_id, c.generation,"
-	         " c.kind, c.seq FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-	         " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.kind = ?5 AND c.done = 0"
-	         " AND (c.server_id IS NULL OR NOT " SERVER_ALIVE(
-		     "s") ") ORDER BY c.seq"
-	                  " LIMIT ?6" SKIP_LOCKED(db, "c") ") RETURNING seq",
-	         "IiIitI", server_id, gpu, run_id, generation, kind, (long long)max);
+	char *sql = skip_locked(
+	    db,
+	    "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
+	    " WHERE (run_id, generation, kind, seq) IN (SELECT c.run_id, c.generation,"
+	    " c.kind, c.seq FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
+	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.kind = ?5 AND c.done = 0"
+	    " AND (c.server_id IS NULL OR NOT " SERVER_ALIVE("s") ") ORDER BY c.seq"
+								  " LIMIT ?6{skip}) RETURNING seq",
+	    "c");
+	struct dbb_stmt *st =
+	    STMT(db, sql, "IiIitI", server_id, gpu, run_id, generation, kind, (long long)max);
 	int rc;
 
+	free(sql);
 	*n = 0;
 	if (!st)
 		return -1;
-	while ((rc = STEP(db, st)) == SQLITE_ROW && *n < max)
-		seqs[(*n)++] = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
+	while ((rc = STEP(db, st)) == DBB_ROW && *n < max)
+		seqs[(*n)++] = dbb_column_int(st, 0);
+	dbb_finalize(st);
+	if (rc != DBB_DONE)
 		return -1;
 	qsort(seqs, *n, sizeof(*seqs), int_cmp);
 	return 0;
@@ -2634,35 +2854,36 @@ int db_claims_take(struct db *db, long long run_id, int generation, const char *
 int db_claim_take_seq(struct db *db, long long run_id, int generation, const char *kind, int seq,
                       long long server_id, int gpu)
 {
-	sqlite3_stmt *st =
-	    STMT(db,
-	         "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
-	         " WHERE (run_id, generation, kind, seq) IN (SELECT c.run_id, c.generation,"
-	         " c.kind, c.seq FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-	         " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.kind = ?5 AND c.seq = ?6"
-	         " AND c.done = 0 AND (c.server_id IS NULL OR NOT " SERVER_ALIVE(
-		     "s") ")" SKIP_LOCKED(db, "c") ")",
-	         "IiIiti", server_id, gpu, run_id, generation, kind, seq);
+	char *sql = skip_locked(
+	    db,
+	    "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
+	    " WHERE (run_id, generation, kind, seq) IN (SELECT c.run_id, c.generation,"
+	    " c.kind, c.seq FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
+	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.kind = ?5 AND c.seq = ?6"
+	    " AND c.done = 0 AND (c.server_id IS NULL OR NOT " SERVER_ALIVE("s") "){skip})",
+	    "c");
+	int rc = EXEC(db, STMT(db, sql, "IiIiti", server_id, gpu, run_id, generation, kind, seq));
 
-	if (EXEC(db, st) < 0)
+	free(sql);
+	if (rc < 0)
 		return -1;
-	return sqlite3_changes(db->h) > 0;
+	return dbb_changes(db->b) > 0;
 }
 
 int db_claim_is_done(struct db *db, long long run_id, int generation, const char *kind, int seq)
 {
-	sqlite3_stmt *st = STMT(db,
-	                        "SELECT done FROM claims WHERE run_id = ?1 AND generation = ?2"
-	                        " AND kind = ?3 AND seq = ?4",
-	                        "Iiti", run_id, generation, kind, seq);
+	struct dbb_stmt *st = STMT(db,
+	                           "SELECT done FROM claims WHERE run_id = ?1 AND generation = ?2"
+	                           " AND kind = ?3 AND seq = ?4",
+	                           "Iiti", run_id, generation, kind, seq);
 	int rc, done = 0;
 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW)
-		done = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	if (rc == DBB_ROW)
+		done = dbb_column_int(st, 0);
+	dbb_finalize(st);
 	return rc < 0 ? -1 : done;
 }
 
@@ -2703,7 +2924,7 @@ int db_claims_return(struct db *db, long long run_id, int generation, const char
 int db_claims_state(struct db *db, long long run_id, int generation, const char *kind,
                     long long *offered, long long *done, long long *held)
 {
-	sqlite3_stmt *st = STMT(
+	struct dbb_stmt *st = STMT(
 	    db,
 	    "SELECT count(*), coalesce(sum(c.done), 0),"
 	    " coalesce(sum(CASE WHEN c.done = 0 AND c.server_id IS NOT NULL"
@@ -2716,11 +2937,11 @@ int db_claims_state(struct db *db, long long run_id, int generation, const char 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW) {
-		*offered = sqlite3_column_int64(st, 0);
-		*done = sqlite3_column_int64(st, 1);
-		*held = sqlite3_column_int64(st, 2);
+	if (rc == DBB_ROW) {
+		*offered = dbb_column_int64(st, 0);
+		*done = dbb_column_int64(st, 1);
+		*held = dbb_column_int64(st, 2);
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	dbb_finalize(st);
+	return rc == DBB_ROW ? 0 : -1;
 }
