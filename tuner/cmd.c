@@ -12,6 +12,7 @@
 #include "tuner/config.h"
 #include "tuner/compile.h"
 #include "tuner/db.h"
+#include "tuner/pq.h"
 #include "tuner/worker.h"
 
 const struct cmd *const cmd_table[] = {
@@ -256,6 +257,12 @@ int cmd_open_db(const struct globals *g, struct db **out)
 	char *dir;
 
 	*out = NULL;
+	if (pq_is_url(g->db_path)) {
+		/* PostgreSQL: a reader's transactions are read-only, a writer sets the schema up */
+		if (g->cmd->flags & READ_DB)
+			return db_open_read(g->db_path, out) < 0 ? EX_NOINPUT : 0;
+		return db_open(g->db_path, out) < 0 ? EX_CANTCREAT : 0;
+	}
 	if (g->cmd->flags & READ_DB) {
 		/* Reading out never creates a database. */
 		if (stat(g->db_path, &st) < 0) {

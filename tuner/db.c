@@ -1413,9 +1413,9 @@ int db_eval_record(struct db *db, long long run_id, long long variant_id, int ge
 	         " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, variant_id) DO UPDATE SET"
 	         " generation = excluded.generation, outcome = excluded.outcome,"
 	         " reason = excluded.reason,"
-	         " fitness = CASE WHEN excluded.outcome = 'ok' THEN fitness END,"
-	         " fitness_lo = CASE WHEN excluded.outcome = 'ok' THEN fitness_lo END,"
-	         " fitness_hi = CASE WHEN excluded.outcome = 'ok' THEN fitness_hi END",
+	         " fitness = CASE WHEN excluded.outcome = 'ok' THEN evals.fitness END,"
+	         " fitness_lo = CASE WHEN excluded.outcome = 'ok' THEN evals.fitness_lo END,"
+	         " fitness_hi = CASE WHEN excluded.outcome = 'ok' THEN evals.fitness_hi END",
 	         "IIitt", run_id, variant_id, generation, outcome_name(outcome), nonnull(reason));
 
 	return EXEC(db, st);
@@ -1994,7 +1994,7 @@ int db_run_generations_done(struct db *db, long long run_id, int *n)
 	if (run_int(db,
 	            "SELECT max(g) FROM (SELECT max(generation) AS g FROM population"
 	            " WHERE run_id = ?1 UNION ALL SELECT max(generation) FROM evals"
-	            " WHERE run_id = ?1)",
+	            " WHERE run_id = ?1) AS gens",
 	            run_id, &g) < 0)
 		return -1;
 	*n = (int)(g + 1);
