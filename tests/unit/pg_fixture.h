@@ -33,7 +33,8 @@ static inline char *pg_fixture_db(const char *name)
 		fprintf(stderr, "cannot connect to the test server '%s': %s\n", base, why);
 		return NULL;
 	}
-	sql = xasprintf("DROP DATABASE IF EXISTS %s_%ld", name, (long)getpid());
+	/* FORCE: a test that failed half-way may have left a connection open */
+	sql = xasprintf("DROP DATABASE IF EXISTS %s_%ld WITH (FORCE)", name, (long)getpid());
 	r = dbb_exec_script(b, sql);
 	free(sql);
 	sql = xasprintf("CREATE DATABASE %s_%ld", name, (long)getpid());
