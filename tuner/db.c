@@ -2397,9 +2397,18 @@ static char *skip_locked(const struct db *db, const char *sql, const char *alias
 	return sb_detach(&sb);
 }
 
+/*
+ * The host a server records: $TUNER_HOST, else gethostname(). Containers on
+ * several machines may share a host name, and a server of "this host" whose
+ * pid is gone counts as dead at once: give each its own.
+ */
 static void queue_host(char *out, size_t len)
 {
-	if (gethostname(out, len) < 0)
+	const char *env = getenv("TUNER_HOST");
+
+	if (env && *env)
+		snprintf(out, len, "%s", env);
+	else if (gethostname(out, len) < 0)
 		snprintf(out, len, "?");
 	out[len - 1] = '\0';
 }

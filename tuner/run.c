@@ -22,6 +22,8 @@
 
 #define POOL_MAX  64
 #define ELITE_MAX 64
+/* Seconds between heartbeats: what tells a reader on another host that the run is alive. */
+#define HEARTBEAT_SECONDS 10.0
 /* How long an observation waits between looks at a dynamic alignment gate another GPU runs. */
 #define SANITIZE_POLL_US (100 * 1000)
 
@@ -48,6 +50,8 @@ struct run {
 	int baseline_known;             /* generation 0's first candidate has its verdict */
 	int broken;                     /* an observation stopped half-way: the search is lost */
 	int done;
+	/* liveness, while this process runs it (run_begin) */
+	double began, last_beat, active_before;
 };
 
 /* ------------------------------------------------------------ options */
@@ -394,9 +398,34 @@ int run_generations(const struct run *r)
 	return r->generations;
 }
 
-int run_set_status(struct run *r, const char *status)
+int run_begin(struct run *r)
 {
-	return db_run_set_status(r->db, r->run_id, status);
+	r->began = now_seconds();
+	r->last_beat = r->began;
+	return db_run_begin(r->db, r->run_id, &r->active_before);
+}
+
+static double active_seconds(const struct run *r)
+{
+	return r->active_before + (r->began > 0 ? now_seconds() - r->began : 0);
+}
+
+void run_heartbeat(struct run *r, int force)
+{
+	double now = now_seconds();
+
+	if (r->began <= 0 || (!force && now - r->last_beat < HEARTBEAT_SECONDS))
+		return;
+	r->last_beat = now;
+	if (db_run_heartbeat(r->db, r->run_id, active_seconds(r)) < 0)
+		warning("run %lld: cannot record its heartbeat", r->run_id);
+}
+
+int run_end(struct run *r, const char *status)
+{
+	if (r->began <= 0)
+		return db_run_set_status(r->db, r->run_id, status);
+	return db_run_end(r->db, r->run_id, status, active_seconds(r));
 }
 
 /* ------------------------------------------------------------ stepping */

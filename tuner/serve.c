@@ -78,6 +78,7 @@ struct serve {
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile sig_atomic_t signals_seen, hup_seen, term_signal;
 static _Thread_local char last_error[512];
+static double test_step_delay;
 
 /* --------------------------------------------------------------- logging */
 
@@ -364,7 +365,7 @@ static struct run *lane_open(struct lane *ln, struct db *db, const struct db_job
 		return NULL;
 	}
 	if (owner) {
-		run_set_status(lr->run, "running");
+		run_begin(lr->run);
 		serve_log("job %lld: %s run %lld on lane %d (GPU %d, %s)", j->id,
 		          old_run > 0 ? "resumes" : "starts", run_id(lr->run), ln->index, ln->gpu,
 		          run_device(lr->run));
@@ -382,7 +383,7 @@ static void lane_finish(struct lane *ln, struct db *db, const struct db_job *j, 
 	if (db_job_finish(db, j->id, status, message) <= 0)
 		return;
 	if (run)
-		run_set_status(run, !strcmp(status, "done") ? "done" : "stopped");
+		run_end(run, !strcmp(status, "done") ? "done" : "stopped");
 	if (db_job_progress(db, j, &pg) == 0) {
 		if (!isnan(pg.best))
 			snprintf(best, sizeof(best), "x%.3f", pg.best);
@@ -430,6 +431,10 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 	lr = lane_run_find(ln, j->id);
 	last_error[0] = '\0';
 	st = run_step(run, &c, &ln->stop, &pg);
+	if (j->server_id == sv->server_id && st != RUN_DONE)
+		run_heartbeat(run, pg.observed);
+	if (test_step_delay > 0) /* testing hook: TUNER_TEST_STEP_DELAY seconds after each step */
+		usleep((useconds_t)(test_step_delay * 1e6));
 	if (pg.observed && first_to_observe(sv, j->id, pg.generation))
 		serve_log("job %lld: generation %d/%d observed by lane %d: %zu candidates, %zu "
 		          "passed, best %s%.3f",
@@ -737,6 +742,8 @@ int serve_main(const struct serve_options *o)
 	}
 	set_error_routine(report);
 	install_signals();
+	if (getenv("TUNER_TEST_STEP_DELAY"))
+		test_step_delay = atof(getenv("TUNER_TEST_STEP_DELAY"));
 	/* a job's files are read in the roots or not at all; the cache is the daemon's own */
 	if (o->cache_dir && (mkdir_p(o->cache_dir) < 0 || roots_add(&cache, o->cache_dir) < 0)) {
 		rc = EX_CANTCREAT;

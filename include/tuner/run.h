@@ -105,7 +105,15 @@ struct run_progress {
 int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *stop,
              struct run_progress *out);
 
-/* Record the run's status ("done", "stopped", "failed"). 0 or error(). */
-int run_set_status(struct run *r, const char *status);
+/*
+ * This process runs the run (tuner run, the server that owns a job): its
+ * liveness is recorded (pid, host, a heartbeat), so that a reader tells it
+ * from a run whose process died. run_heartbeat() at most every 10 s unless
+ * forced; run_end() records how it ended ("done", "stopped", "failed") and
+ * the seconds it was active. 0 or error() (a heartbeat's failure is a warning).
+ */
+int run_begin(struct run *r);
+void run_heartbeat(struct run *r, int force);
+int run_end(struct run *r, const char *status);
 
 #endif
