@@ -601,6 +601,7 @@ struct gpu_task {
 	int whole_failed;
 	int sanitized;
 	int sanitize_only; /* the dynamic alignment gate alone (an elite newcomer) */
+	int sanitize_passed;
 	double busy;       /* seconds in worker_eval */
 	double busy_time;  /* of which timing */
 };
@@ -681,13 +682,18 @@ static int task_job(struct gpu_task *t, struct worker *w, struct worker_job *job
 	return res.outcome == VARIANT_OK ? 0 : 1;
 }
 
-/* The dynamic alignment gate on t's sanitize builds: 0 passed, 1 rejected, -1 error. */
+/*
+ * The dynamic alignment gate on t's sanitize builds, each run on its
+ * specialisation's cheapest suite shape (an alignment follows from the params
+ * and the specialised dims, which the shape fixes): 0 passed, 1 rejected, -1
+ * error.
+ */
 static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct worker *w)
 {
 	struct worker_job job;
 	struct worker_result res;
 	double t0;
-	size_t s, sp;
+	size_t s, sp, k;
 	char why[400];
 	int r = 0;
 
@@ -696,13 +702,15 @@ static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct wo
 		job_init((struct pipeline *)p, &job);
 		job.sanitize = 1;
 		job.time_it = 0;
-		for (s = 0; s < p->cfg->nshapes && !r; s++)
+		for (k = 0; k < p->cfg->nshapes && !r && !job.nshapes; k++) {
+			s = p->race.order[k];
 			if (p->shape_spec[s] == sp &&
 			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
 				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
 				            "cannot launch: %s", why);
 				r = 1;
 			}
+		}
 		if (r || !job.nshapes) {
 			worker_job_release(&job);
 			continue;
@@ -730,6 +738,7 @@ static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct wo
 		worker_result_release(&res);
 		worker_job_release(&job);
 	}
+	t->sanitize_passed = r == 0;
 	return r;
 }
 
@@ -1091,6 +1100,8 @@ static void submit(struct pipeline *p, struct pjob *j, const struct evaluation *
 	j->job.entry = p->cfg->fam.launches[0].kernel;
 	j->job.options = sanitize ? p->san_options : p->options;
 	j->job.noptions = sanitize ? p->nsan_options : p->noptions;
+	/* a sanitize build is work ahead: it yields to any build the GPU may be waiting for */
+	j->job.background = sanitize && p->cfg->sanitize != SANITIZE_EVERY;
 	compile_pool_submit(p->pool, &j->job);
 	j->submitted = 1;
 }
@@ -1231,6 +1242,10 @@ static int task_commit(struct pipeline *p, int generation, struct evaluation *ev
 		p->st.sanitized++;
 	if (db_begin(p->db) < 0)
 		return -1;
+	/* a rejection is recorded with the verdict; a pass is a gate row of its own */
+	if (t->sanitized && t->sanitize_passed)
+		r = db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL,
+		                   VARIANT_OK, "no misaligned access");
 	for (s = 0; !r && s < p->nshapes; s++) {
 		const struct worker_shape_result *sr = &t->res[s];
 
