@@ -36,8 +36,8 @@
 
 #include "tuner_device.cuh"
 
-#if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(WARPS_M) ||          \
-    !defined(WARPS_N) || !defined(STAGES) || !defined(SPLIT_K) || !defined(SWIZZLE) ||            \
+#if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(WARPS_M) ||            \
+    !defined(WARPS_N) || !defined(STAGES) || !defined(SPLIT_K) || !defined(SWIZZLE) ||             \
     !defined(TUNER_SMEM_BYTES)
 #error "gemm.cu needs the tuner's preamble (the params and TUNER_SMEM_BYTES)"
 #endif
@@ -171,12 +171,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 
 	float acc[kMT][kNT][4];
 #pragma unroll
-	for (int mt = 0; mt < kMT; mt++)
+	for (int mt = 0; mt < kMT; mt++) {
 #pragma unroll
 		for (int nt = 0; nt < kNT; nt++)
 #pragma unroll
 			for (int i = 0; i < 4; i++)
 				acc[mt][nt][i] = 0.0f;
+	}
 
 	/* Prologue: tiles 0..STAGES-2 in flight, one commit group each (empty past nk). */
 #pragma unroll
@@ -213,7 +214,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 			for (int mt = 0; mt < kMT; mt++) {
 				const int r = wm * kWarpM + mt * 16 + lane % 16;
 
-				tuner_ldmatrix_x4(a[mt], At + tile_off<kChunksA>(r, kk * 2 + lane / 16));
+				tuner_ldmatrix_x4(a[mt],
+				                  At + tile_off<kChunksA>(r, kk * 2 + lane / 16));
 			}
 #pragma unroll
 			for (int np = 0; np < kNT / 2; np++) {
@@ -251,7 +253,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 					const int col = col0 + nt * 8;
 
 					if (row < M && col < N)
-						tuner_st(reinterpret_cast<unsigned *>(C + (size_t)row * N + col),
+						tuner_st(reinterpret_cast<unsigned *>(
+							     C + (size_t)row * N + col),
 						         tuner_pack_half2(acc[mt][nt][2 * h],
 						                          acc[mt][nt][2 * h + 1]));
 				}
@@ -271,9 +274,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 				const int col = col0 + nt * 8;
 
 				if (row < M && col < N)
-					st_cg_f2(reinterpret_cast<float2 *>(Cpart + blockIdx.z * slice +
+					st_cg_f2(reinterpret_cast<float2 *>(Cpart +
+					                                    blockIdx.z * slice +
 					                                    (size_t)row * N + col),
-					         make_float2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]));
+					         make_float2(acc[mt][nt][2 * h],
+					                     acc[mt][nt][2 * h + 1]));
 			}
 		}
 	__threadfence(); /* this thread's partials before the count, device-wide */
@@ -301,7 +306,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 
 #pragma unroll
 			for (int s = 1; s < SPLIT_K; s++) {
-				const float2 v = ld_cg_f2(reinterpret_cast<const float2 *>(p + s * slice));
+				const float2 v =
+				    ld_cg_f2(reinterpret_cast<const float2 *>(p + s * slice));
 
 				sum.x += v.x;
 				sum.y += v.y;
