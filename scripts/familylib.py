@@ -1,11 +1,11 @@
-"""Read a kernel family's sidecar and build its variants with nvcc, for the dev scripts.
+"""Read a kernel family's sidecar and build its variants with NVRTC, for the dev scripts.
 
 The tuner is the implementation of record (tuner/expr.c, tuner/checks.c); this module
 is what a script needs beside it without a GPU or a database: the sidecar and its
 problem as data, the expression language of docs/FAMILIES.md, the static gates
 (constraints, shared memory, layout alignment), the declared space, and a compile of
-one configuration with nvcc (the same front end as NVRTC) that reports ptxas's
-registers and spills. Needs python3-yaml.
+one configuration as the tuner does it (its preamble, NVRTC with its options) that
+reports ptxas's registers and spills. Needs python3-yaml and libnvrtc.
 """
 
 import itertools
@@ -271,15 +271,18 @@ def launch_geometry(side, launch, cfg, dims):
             tuple(int(eval_expr(e, env)) for e in launch["block"]), int(smem))
 
 
-def defines(side, cfg, dims, smem, sanitize=False):
-    """The tuner's preamble as -D options: params, SHAPE_<dim> of specialised dims, the
-    shared-memory size and, for a sanitize build, TUNER_SANITIZE."""
-    out = ["-D%s=%d" % kv for kv in cfg.items()]
-    out += ["-DSHAPE_%s=%d" % (d, dims[d]) for d in side.get("specialize") or []]
-    out.append("-DTUNER_SMEM_BYTES=%d" % smem)
+def render(side, cfg, dims, smem, sanitize=False):
+    """The source the tuner compiles (tuner/template.c): its #define preamble (params,
+    SHAPE_<dim> of specialised dims, TUNER_SMEM_BYTES, TUNER_SANITIZE in a sanitize
+    build), then the template under its own name."""
+    lines = ["#define %s %d" % kv for kv in cfg.items()]
+    lines += ["#define SHAPE_%s %d" % (d, dims[d]) for d in side.get("specialize") or []]
+    lines.append("#define TUNER_SMEM_BYTES %d" % smem)
     if sanitize:
-        out.append("-DTUNER_SANITIZE=1")
-    return out
+        lines.append("#define TUNER_SANITIZE 1")
+    lines.append('#line 1 "%s"' % os.path.basename(side["source"]))
+    with open(os.path.join(side["_dir"], side["source"])) as f:
+        return "\n".join(lines) + "\n" + f.read()
 
 
 def cfg_str(cfg):
@@ -298,19 +301,56 @@ def parse_cfg(side, s):
     return cfg
 
 
-# ------------------------------------------------------------------ nvcc
+# ------------------------------------------------------------------ NVRTC
+
+_NVRTC = []
 
 
-def nvcc_compile(source, entry, arch, defs, out, ptx=False):
-    """Compile source to a cubin (or PTX) at out with nvcc, as the tuner compiles with NVRTC.
+def _nvrtc():
+    if not _NVRTC:
+        import ctypes
+        for name in (os.path.join(CUDA_HOME, "lib64", "libnvrtc.so"), "libnvrtc.so.13",
+                     "libnvrtc.so.12", "libnvrtc.so"):
+            try:
+                _NVRTC.append(ctypes.CDLL(name))
+                break
+            except OSError:
+                pass
+        else:
+            raise RuntimeError("cannot load libnvrtc (set CUDA_HOME)")
+    return _NVRTC[0]
+
+
+def nvrtc_compile(src, name, entry, arch, out, ptx=False):
+    """Compile source text with NVRTC and the tuner's options (tuner/template.c,
+    tuner/compile.c) to a cubin at out, or with ptx=True to the PTX of the virtual arch.
     Returns {ok, log, regs, spill_st, spill_ld, stack}."""
-    cmd = [os.path.join(CUDA_HOME, "bin", "nvcc"), "-ptx" if ptx else "-cubin",
-           "-arch=" + arch, "-std=c++17", "-Xptxas=-v", "-lineinfo",
-           "-I" + os.path.join(ROOT, "kernels", "include")] + defs + [source, "-o", out]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    log = p.stdout + p.stderr
-    res = {"ok": p.returncode == 0, "log": log}
-    res.update(ptxas_resources(log, entry))
+    import ctypes
+    lib = _nvrtc()
+    prog = ctypes.c_void_p()
+    if lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None):
+        raise RuntimeError("nvrtcCreateProgram failed")
+    opts = ["--gpu-architecture=%s" % (arch.replace("sm_", "compute_") if ptx else arch),
+            "-std=c++17", "-Xptxas=-v", "-lineinfo",
+            "-I" + os.path.join(ROOT, "kernels", "include"),
+            "-I" + os.path.join(CUDA_HOME, "include")]
+    arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+    rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+    n = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+    buf = ctypes.create_string_buffer(n.value)
+    lib.nvrtcGetProgramLog(prog, buf)
+    res = {"ok": rc == 0, "log": buf.value.decode(errors="replace")}
+    if rc == 0:
+        size, get = ((lib.nvrtcGetPTXSize, lib.nvrtcGetPTX) if ptx else
+                     (lib.nvrtcGetCUBINSize, lib.nvrtcGetCUBIN))
+        size(prog, ctypes.byref(n))
+        code = ctypes.create_string_buffer(n.value)
+        get(prog, code)
+        with open(out, "wb") as f:
+            f.write(code.raw.rstrip(b"\0") if ptx else code.raw)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    res.update(ptxas_resources(res["log"], entry))
     return res
 
 
@@ -400,7 +440,7 @@ def kernel_args(args, bufs, env):
 
 
 class Variant:
-    """One configuration, compiled with nvcc and loaded with cupy, launchable on a stream."""
+    """One configuration, compiled with NVRTC and loaded with cupy, launchable on a stream."""
 
     def __init__(self, side, cfg, dims, arch, workdir):
         import cupy as cp
@@ -409,11 +449,10 @@ class Variant:
         smem = int(eval_expr(side["smem_bytes"], env))
         path = os.path.join(workdir, "%s_%s.cubin" % (side["name"], "_".join(
             "%d" % v for v in cfg.values())))
-        res = nvcc_compile(os.path.join(side["_dir"], side["source"]),
-                           side.get("kernel") or launches(side)[0]["kernel"], arch,
-                           defines(side, cfg, dims, smem), path)
+        res = nvrtc_compile(render(side, cfg, dims, smem), side["source"],
+                            side.get("kernel") or launches(side)[0]["kernel"], arch, path)
         if not res["ok"]:
-            raise RuntimeError("nvcc failed for %s:\n%s" % (cfg_str(cfg), res["log"][-2000:]))
+            raise RuntimeError("NVRTC failed for %s:\n%s" % (cfg_str(cfg), res["log"][-2000:]))
         self.resources = res
         self.module = cp.RawModule(path=path)
         self.side, self.cfg, self.dims, self.env = side, cfg, dims, env

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Compile every point the GEMM family's (or another family's) gates admit with nvcc.
+"""Compile every point the GEMM family's (or another family's) gates admit, as the tuner does.
 
 For a job config (its sidecar and its shapes): enumerate the declared space, apply the
 static gates on every shape of the suite (constraints, shared memory against the arch's
-opt-in limit, layout alignment), compile each admitted point with nvcc (the front end
-NVRTC shares) in the tuner's plain and sanitize builds, and report every admitted point
+opt-in limit, layout alignment), compile each admitted point with NVRTC, the tuner's
+preamble and options, in the tuner's plain and sanitize builds, and report every admitted point
 that fails to compile (a static_assert the constraints let through) or spills (which the
 tuner's resource gate would reject: the constraints should have). With --rejected N it
 also compiles N points the constraints reject, to show that they are rejected for a
@@ -42,7 +42,7 @@ def build(job):
     """One build: compile, then look at the instructions. Runs in a worker process."""
     t0 = time.time()
     out = os.path.join(job["dir"], job["key"])
-    res = fl.nvcc_compile(job["source"], job["entry"], job["arch"], job["defs"], out + ".cubin")
+    res = fl.nvrtc_compile(job["src"], job["name"], job["entry"], job["arch"], out + ".cubin")
     res["seconds"] = time.time() - t0
     res.update({k: job[k] for k in ("key", "cfg", "kind", "sanitize")})
     if not res["ok"]:
@@ -50,8 +50,8 @@ def build(job):
         return res
     res["log"] = ""
     if job["check_isa"]:
-        ptx = fl.nvcc_compile(job["source"], job["entry"], job["arch"], job["defs"], out + ".ptx",
-                              ptx=True)
+        ptx = fl.nvrtc_compile(job["src"], job["name"], job["entry"], job["arch"], out + ".ptx",
+                               ptx=True)
         text = open(out + ".ptx").read() if ptx["ok"] else ""
         res["ptx_missing"] = [m for m in job["expect"] if m not in text]
         res["ptx_local"] = ".local" in text
@@ -92,7 +92,6 @@ def main():
     limit = fl.SMEM_OPTIN.get(arch, 49152)
     shapes = [fl.shape_dims(side, sh) for sh in cfg["shapes"]]
     entry = side.get("kernel") or fl.launches(side)[0]["kernel"]
-    source = os.path.join(side["_dir"], side["source"])
     expect = [e for e in args.expect.split(",") if e]
     cuobjdump = shutil.which("cuobjdump") or (
         os.path.join(fl.CUDA_HOME, "bin", "cuobjdump")
@@ -131,29 +130,32 @@ def main():
             dims = dict(spec_dims)
             dims.update(zip(side.get("specialize") or [], spec))
             key = "p%d_%s" % (n, "_".join(map(str, spec)))
-            common = {"cfg": point, "kind": "admitted", "source": source, "entry": entry,
-                      "arch": arch, "dir": work, "expect": expect, "cuobjdump": cuobjdump}
+            common = {"cfg": point, "kind": "admitted", "name": side["source"],
+                      "entry": entry, "arch": arch, "dir": work, "expect": expect,
+                      "cuobjdump": cuobjdump}
             jobs.append(dict(common, key=key, sanitize=False,
-                             defs=fl.defines(side, point, dims, smem),
+                             src=fl.render(side, point, dims, smem),
                              check_isa=n % args.isa_every == 0))
             if args.sanitize < 0 or n < args.sanitize:
                 jobs.append(dict(common, key=key + "_san", sanitize=True,
-                                 defs=fl.defines(side, point, dims, smem, sanitize=True),
+                                 src=fl.render(side, point, dims, smem, sanitize=True),
                                  check_isa=False))
     for n, (point, reason) in enumerate(rng.sample(rejected, min(args.rejected, len(rejected)))):
         env = dict(point)
         env.update(spec_dims)
         smem = int(fl.eval_expr(side["smem_bytes"], env))
-        jobs.append({"cfg": point, "kind": "rejected: " + reason, "source": source,
+        jobs.append({"cfg": point, "kind": "rejected: " + reason, "name": side["source"],
                      "entry": entry, "arch": arch, "dir": work, "expect": expect,
                      "cuobjdump": cuobjdump, "key": "r%d" % n, "sanitize": False,
-                     "defs": fl.defines(side, point, spec_dims, smem), "check_isa": False})
+                     "src": fl.render(side, point, spec_dims, smem), "check_isa": False})
     ref = side["problem"].get("reference") or {}
     if ref.get("source"):
+        with open(os.path.join(side["problem"]["_dir"], ref["source"])) as f:
+            ref_src = f.read()
         jobs.append({"cfg": {}, "kind": "reference", "entry": ref["kernel"], "arch": arch,
-                     "source": os.path.join(side["problem"]["_dir"], ref["source"]),
-                     "dir": work, "expect": [], "cuobjdump": None, "key": "reference",
-                     "sanitize": False, "defs": [], "check_isa": False})
+                     "src": ref_src, "name": os.path.basename(ref["source"]), "dir": work,
+                     "expect": [], "cuobjdump": None, "key": "reference", "sanitize": False,
+                     "check_isa": False})
 
     print("%s: %d declared, %d admitted (%s), %d builds on %d processes for %s"
           % (side["name"], declared, len(admitted),
