@@ -3,8 +3,8 @@
 
 For each shape of the job's suite: cuBLAS through torch.matmul on fp16 (fp32 reduction, and
 again with the reduced-precision reduction torch allows by default), and each of our
-configurations, compiled from the template with nvcc and launched through cupy with the
-problem's own buffers and argument list. Every kernel is timed with BENCH.md's method:
+configurations, compiled from the template as the tuner does (NVRTC) and launched through
+cupy with the problem's own buffers and argument list. Every kernel is timed with BENCH.md's method:
 CUDA-graph replays of 20 calls, median of 30 samples, divided by 20, warm L2, same inputs
 (fp16, row-major). Each of our configurations is first checked against an fp32 product
 (torch, TF32 off) with the problem's tolerances; a wrong one is reported, not timed.
@@ -17,7 +17,7 @@ exported header (every rank and per-shape variant it defines), or --set; several
   python3 scripts/bench_gemm.py --header include/tuned/gemm_config.h
   python3 scripts/bench_gemm.py --set BLOCK_M=128,BLOCK_N=256,WARPS_N=4 --shape 4096,4096,4096
 
-Needs torch and cupy (the GPU machine has both) and nvcc. Prints a Markdown table.
+Needs torch and cupy (the GPU machine has both) and libnvrtc. Prints a Markdown table.
 """
 
 import argparse

@@ -440,22 +440,28 @@ def kernel_args(args, bufs, env):
 
 
 class Variant:
-    """One configuration, compiled with NVRTC and loaded with cupy, launchable on a stream."""
+    """One configuration, compiled as the tuner compiles it and loaded with cupy; bind it
+    to a shape's buffers, then call it to launch on a cupy stream. Builds are shared by
+    the configurations and specialised dims that render the same source."""
+
+    _builds = {}
 
     def __init__(self, side, cfg, dims, arch, workdir):
         import cupy as cp
         env = dict(cfg)
         env.update(dims)
         smem = int(eval_expr(side["smem_bytes"], env))
-        path = os.path.join(workdir, "%s_%s.cubin" % (side["name"], "_".join(
-            "%d" % v for v in cfg.values())))
-        res = nvrtc_compile(render(side, cfg, dims, smem), side["source"],
-                            side.get("kernel") or launches(side)[0]["kernel"], arch, path)
-        if not res["ok"]:
-            raise RuntimeError("NVRTC failed for %s:\n%s" % (cfg_str(cfg), res["log"][-2000:]))
-        self.resources = res
-        self.module = cp.RawModule(path=path)
-        self.side, self.cfg, self.dims, self.env = side, cfg, dims, env
+        src = render(side, cfg, dims, smem)
+        if src not in Variant._builds:
+            path = os.path.join(workdir, "%s_%d.cubin" % (side["name"], len(Variant._builds)))
+            res = nvrtc_compile(src, side["source"],
+                                side.get("kernel") or launches(side)[0]["kernel"], arch, path)
+            if not res["ok"]:
+                raise RuntimeError("NVRTC failed for %s:\n%s" % (cfg_str(cfg),
+                                                                 res["log"][-2000:]))
+            Variant._builds[src] = (cp.RawModule(path=path), res)
+        self.module, self.resources = Variant._builds[src]
+        self.side, self.env = side, env
         self.launch_list = []
         for ln in launches(side):
             grid, block, sm = launch_geometry(side, ln, cfg, dims)
@@ -463,6 +469,7 @@ class Variant:
             if sm > 48 * 1024:
                 fn.max_dynamic_shared_size_bytes = sm
             self.launch_list.append((fn, grid, block, sm, ln.get("args")))
+        self.bound = []
 
     def bind(self, bufs):
         """Arguments of each launch over these buffers."""
