@@ -133,9 +133,7 @@ def main():
         for label, cfg in cfgs:
             res = {"params": fl.cfg_str(cfg)}
             row["results"][label] = res
-            env = dict(cfg)
-            env.update(dims)
-            smem, why = fl.static_gates(side, cfg, dims, fl.SMEM_OPTIN.get(arch, 49152))
+            _, why = fl.static_gates(side, cfg, dims, fl.SMEM_OPTIN.get(arch, 49152))
             if why:
                 res["why"] = why
                 continue
