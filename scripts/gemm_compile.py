@@ -14,6 +14,7 @@ no build may use local memory. Also compiles the problem's reference kernel.
 
   python3 scripts/gemm_compile.py --out /tmp/gemm-space
   python3 scripts/gemm_compile.py --limit 50 --jobs 2
+  python3 scripts/gemm_compile.py --only "WARPS_M * WARPS_N == 16" --sanitize 0
 
 Writes DIR/builds.jsonl (one line per build) and DIR/summary.txt; exits 1 when an
 admitted point fails to compile or spills, or a build lacks an expected instruction.
@@ -84,6 +85,8 @@ def main():
                     help="check the instructions of every Nth plain build (1: all)")
     ap.add_argument("--expect", default="mma.sync,ldmatrix,cp.async",
                     help="PTX instructions every build must hold (comma-separated, or empty)")
+    ap.add_argument("--only", metavar="EXPR",
+                    help="compile only the admitted points where this expression holds")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
@@ -118,7 +121,7 @@ def main():
         else:
             admitted.append((point, smem))
 
-    chosen = list(admitted)
+    chosen = [a for a in admitted if not args.only or fl.eval_expr(args.only, a[0])]
     rng.shuffle(chosen)  # so that --sanitize N and --isa-every sample the whole space
     if args.limit:
         chosen = chosen[:args.limit]
