@@ -1,5 +1,6 @@
 # tuner: build, test, install.  `make`, `make test`, `make SANITIZE=address,undefined test`,
-# `make STATIC_DEPS=1`, `make install PREFIX=... DESTDIR=...`, `make style`, `make fuzz`, `make test-gpu`.
+# `make STATIC_DEPS=1`, `make install PREFIX=... DESTDIR=...`, `make style`, `make fuzz`, `make test-gpu`,
+# `make man` (after editing docs/tuner.1.scd).
 
 CC       ?= cc
 CUDA     ?= /usr/local/cuda
@@ -28,9 +29,9 @@ DEP_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic
 endif
 LIBS = $(DEP_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread -lm
 
-SRC      = $(wildcard tuner/*.c tuner/problems/*.c)
+SRC      = $(wildcard tuner/*.c)
 LIB_SRC  = $(filter-out tuner/main.c,$(SRC))
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/support-src.o
 MAIN_OBJ = $(BUILD)/obj/tuner/main.o
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -40,7 +41,7 @@ GPU_BIN  = $(GPU_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu-%)
 # Tests build with -Werror.
 TEST_CFLAGS = $(CFLAGS) $(BASE_CFLAGS) -Werror
 
-.PHONY: all test check test-gpu install uninstall style style-check lint fuzz clean deps
+.PHONY: all test check test-gpu install uninstall man style style-check lint fuzz clean deps
 all: $(BUILD)/tuner
 
 $(BUILD)/tuner: $(MAIN_OBJ) $(BUILD)/libtuner.a
@@ -49,6 +50,15 @@ $(BUILD)/tuner: $(MAIN_OBJ) $(BUILD)/libtuner.a
 $(BUILD)/libtuner.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The worker's support kernels travel inside the binary.
+$(BUILD)/gen/support-src.c: kernels/support/tuner_support.cu scripts/embed-text
+	@mkdir -p $(dir $@)
+	scripts/embed-text tuner_support_source $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -71,16 +81,29 @@ test-gpu:
 	$(MAKE) TESTING=1 $(BUILD)/tuner $(GPU_BIN)
 	BUILD=$(BUILD) tests/gpu/run.sh
 
+# The binary finds its data as ../share/tuner beside itself, so the tree installed here works
+# wherever it is copied (and whatever PREFIX the objects were built with).
+MANDIR        = $(PREFIX)/share/man/man1
+COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 install: $(BUILD)/tuner
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tuner
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tuner $(DESTDIR)$(MANDIR) \
+		$(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 $(BUILD)/tuner $(DESTDIR)$(PREFIX)/bin/tuner
 	cp -R kernels configs db $(DESTDIR)$(PREFIX)/share/tuner/
+	install -m 644 docs/tuner.1 $(DESTDIR)$(MANDIR)/tuner.1
+	install -m 644 contrib/completion/tuner.bash $(DESTDIR)$(COMPLETIONDIR)/tuner
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/tuner
+	rm -f $(DESTDIR)$(PREFIX)/bin/tuner $(DESTDIR)$(MANDIR)/tuner.1 $(DESTDIR)$(COMPLETIONDIR)/tuner
 	rm -rf $(DESTDIR)$(PREFIX)/share/tuner
 
-STYLE_FILES = $(wildcard tuner/*.c tuner/problems/*.c include/tuner/*.h tests/unit/*.c tests/gpu/*.c fuzz/*.c)
+# The man page is committed beside its source (scdoc is not needed to install); dated by the
+# source's last commit, so regenerating an unchanged source changes nothing.
+man:
+	epoch=$$(git log -1 --format=%ct -- docs/tuner.1.scd 2>/dev/null); \
+	SOURCE_DATE_EPOCH=$${epoch:-$$(date +%s)} scdoc <docs/tuner.1.scd >docs/tuner.1
+
+STYLE_FILES = $(wildcard tuner/*.c include/tuner/*.h tests/unit/*.c tests/gpu/*.c fuzz/*.c)
 style:
 	clang-format -i $(STYLE_FILES)
 
@@ -89,7 +112,7 @@ style-check:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem -Iinclude tuner tuner/problems
+		--suppress=missingIncludeSystem -Iinclude tuner
 
 # Fuzz the expression parser with libFuzzer (clang); corpus in fuzz/corpus/expr.
 FUZZ_TIME ?= 60

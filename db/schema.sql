@@ -1,5 +1,5 @@
 -- The whole current schema of the tuner database; a fresh database is created from this file.
--- schema-version: 1
+-- schema-version: 2
 --
 -- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the
 -- statements that take a database from the previous version to it), apply the same change here,
@@ -14,8 +14,9 @@ CREATE TABLE runs (
 	id INTEGER PRIMARY KEY,
 	started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
 	finished_at TEXT,                 -- NULL while running
-	status TEXT NOT NULL DEFAULT 'running'
-		CONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed')),
+	status TEXT NOT NULL DEFAULT 'running'   -- 'interrupted': its process died without a word
+		CONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed',
+			'interrupted')),
 	command TEXT NOT NULL,            -- the command line
 	config_path TEXT,
 	config_text TEXT,                 -- the config as read, so the run can be reproduced
@@ -31,7 +32,12 @@ CREATE TABLE runs (
 	population INTEGER NOT NULL,
 	shapes TEXT NOT NULL,             -- JSON array of {name, dims...}
 	gpu INTEGER NOT NULL CONSTRAINT runs_gpu CHECK (gpu IN (0, 1)),
-	replay_of TEXT                    -- the database a replay answered from, else NULL
+	replay_of TEXT,                   -- the database a replay answered from, else NULL
+	host TEXT,                        -- where the process that runs it runs (gethostname)
+	pid INTEGER,                      -- that process
+	pid_start INTEGER,                -- its start time (clock ticks after boot), against pid reuse
+	heartbeat_at TEXT,                -- its last sign of life, moved as the run progresses
+	active_seconds REAL               -- seconds it was running, summed over stops and resumes
 );
 
 -- A point of the search space, shared by all runs: identified by the hash of (template source,

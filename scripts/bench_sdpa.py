@@ -9,8 +9,16 @@ by 20, warm L2, same inputs (fp16, [B, H, S, D], non-causal). Each of our kernel
 checked against SDPA's math backend before it is timed.
 
   python3 scripts/bench_sdpa.py --db sweep.db --cache tuner-cache [--json out.json]
+      [--library library.json]
 
 Needs torch and cupy (the GPU machine has both). Prints a Markdown table.
+
+--library FILE writes SDPA's timings in the format `tuner report --library FILE`
+imports: a JSON array of {"shape", "library", "median_us", "dims", "device",
+"method"}, one entry per shape and backend ("sdpa-flash", "sdpa-cudnn"). An earlier
+--json output converts without a GPU:
+
+  python3 scripts/bench_sdpa.py --from-json bench.json --library library.json
 """
 
 import argparse
@@ -63,13 +71,47 @@ def cubin(db, cache, vid, d):
     return path if os.path.exists(path) else None
 
 
+METHOD = ("scripts/bench_sdpa.py: CUDA graph of 20 calls, median of 30 samples / 20, warm L2,"
+          " fp16, non-causal")
+BACKENDS = (("sdpa_flash", "sdpa-flash"), ("sdpa_cudnn", "sdpa-cudnn"))
+
+
+def library_entries(doc):
+    """The library timings of a --json document, in tuner report's import format."""
+    out = []
+    for r in doc["rows"]:
+        dims = ",".join("%s=%d" % kv for kv in zip("BHSD", r["dims"]))
+        for key, name in BACKENDS:
+            if r.get(key):  # a backend that does not support the shape has none
+                out.append({"shape": r["shape"], "library": name, "median_us": r[key],
+                            "dims": dims, "device": doc["gpu"], "method": METHOD})
+    return out
+
+
+def write_library(path, doc):
+    with open(path + ".tmp", "w") as fh:
+        json.dump(library_entries(doc), fh, indent=1)
+        fh.write("\n")
+    os.replace(path + ".tmp", path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--db", required=True)
-    ap.add_argument("--cache", required=True, help="the tuner's cubin cache (TUNER_CACHE)")
+    ap.add_argument("--db")
+    ap.add_argument("--cache", help="the tuner's cubin cache (TUNER_CACHE)")
     ap.add_argument("--sidecar", default=os.path.join(fc.ROOT, "kernels/templates/flash_fwd.yaml"))
     ap.add_argument("--json", help="also write the numbers here")
+    ap.add_argument("--library", help="also write SDPA's timings for 'tuner report --library'")
+    ap.add_argument("--from-json", help="no GPU: convert this earlier --json output (--library)")
     args = ap.parse_args()
+    if args.from_json:
+        if not args.library:
+            ap.error("--from-json needs --library FILE")
+        with open(args.from_json) as fh:
+            write_library(args.library, json.load(fh))
+        return
+    if not args.db or not args.cache:
+        ap.error("--db and --cache are required (or --from-json)")
 
     import cupy as cp
     import torch
@@ -160,9 +202,12 @@ def main():
     for r in rows:
         print("- %s: fastest %s; best-fitness %s" % (r["shape"], r.get("fastest_params", "-"),
                                                      r.get("best_params", "-")))
+    doc = {"gpu": gpu, "run": run_id, "rows": rows}
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"gpu": gpu, "run": run_id, "rows": rows}, fh, indent=1)
+            json.dump(doc, fh, indent=1)
+    if args.library:
+        write_library(args.library, doc)
 
 
 if __name__ == "__main__":

@@ -97,6 +97,36 @@ static enum outcome gate_constraints(const struct config *cfg, const struct vari
 				                   expr_text(e), shape_label(sh));
 		}
 	}
+	for (s = 0; s < cfg->nshapes; s++) {
+		const struct shape *sh = &cfg->shapes[s];
+		static const long long grid_max[3] = {2147483647LL, 65535, 65535};
+		struct space_scope sc;
+		size_t l, d;
+
+		space_scope_init(&sc, cfg, va, sh);
+		for (l = 0; l < fam->nlaunches; l++) {
+			for (d = 0; d < 3; d++) {
+				const struct expr *e = fam->launches[l].grid[d];
+				struct expr_err err;
+				long long v;
+
+				if (expr_eval(e, &sc.scope, &v, &err) < 0)
+					return add_verdict(
+					    out, GATE_CONSTRAINT, REJECT_CONSTRAINT, sh,
+					    "grid[%zu] '%s' of '%s' cannot be evaluated "
+					    "for shape '%s': %s",
+					    d, expr_text(e), fam->launches[l].kernel, sh->name,
+					    err.msg);
+				if (v < 1 || v > grid_max[d])
+					return add_verdict(
+					    out, GATE_CONSTRAINT, REJECT_CONSTRAINT, sh,
+					    "cannot launch '%s' on shape '%s': grid[%zu] "
+					    "'%s' is %lld, must be 1 to %lld",
+					    fam->launches[l].kernel, sh->name, d, expr_text(e), v,
+					    grid_max[d]);
+			}
+		}
+	}
 	return add_verdict(out, GATE_CONSTRAINT, VARIANT_OK, NULL, "%zu %s on %zu %s",
 	                   fam->nconstraints,
 	                   plural(fam->nconstraints, "constraint holds", "constraints hold"),
@@ -136,6 +166,19 @@ static enum outcome gate_smem(const struct config *cfg, const struct variant *va
 			                   v, shape_label(sh), cfg->arch.name, limit);
 		if (v > most)
 			most = v;
+		for (size_t l = 0; l < fam->nlaunches; l++) {
+			const struct launch_spec *ls = &fam->launches[l];
+
+			if (ls->smem_family || !ls->smem)
+				continue;
+			if (expr_eval(ls->smem, &sc.scope, &v, &err) < 0 || v < 0 || v > limit)
+				return add_verdict(out, GATE_SMEM, REJECT_SMEM, sh,
+				                   "launch '%s' smem '%s' on shape '%s': %s",
+				                   ls->kernel, expr_text(ls->smem), shape_label(sh),
+				                   v < 0       ? "negative"
+				                   : v > limit ? "over the limit"
+				                               : err.msg);
+		}
 	}
 	return add_verdict(out, GATE_SMEM, VARIANT_OK, NULL,
 	                   "needs at most %lld bytes of shared memory on %zu %s, %s allows %lld "
@@ -305,34 +348,53 @@ enum outcome checks_build(const struct config *cfg, const struct variant *va, co
 		                   "(max_spill_bytes)",
 		                   spec_label(sp), spills, b->spill_stores, b->spill_loads,
 		                   cfg->max_spill_bytes);
-	for (i = 0; i < 3; i++) {
-		long long v;
+	for (i = 0; i < fam->nlaunches; i++) {
+		const struct launch_spec *l = &fam->launches[i];
+		struct build eb = *b;
+		long long t = 1, v;
+		size_t d;
 
-		if (!fam->block[i])
-			continue;
-		if (expr_eval(fam->block[i], &sc.scope, &v, &err) < 0)
+		/* each entry's own report: a combine pass must not spill either */
+		if (i > 0 && compile_parse_ptxas(b->log, l->kernel, &eb) == 0) {
+			spills = (long long)eb.spill_stores + eb.spill_loads;
+			if (spills > cfg->max_spill_bytes)
+				return add_verdict(out, GATE_RESOURCES, REJECT_RESOURCES, NULL,
+				                   "%s: '%s' spills %lld bytes, the limit is %lld "
+				                   "(max_spill_bytes)",
+				                   spec_label(sp), l->kernel, spills,
+				                   cfg->max_spill_bytes);
+		}
+		for (d = 0; d < 3; d++) {
+			if (expr_eval(l->block[d], &sc.scope, &v, &err) < 0)
+				return add_verdict(
+				    out, GATE_RESOURCES, REJECT_RESOURCES, sh,
+				    "block size '%s' of '%s' cannot be evaluated for %s: %s",
+				    expr_text(l->block[d]), l->kernel, spec_label(sp), err.msg);
+			if (v <= 0 || v > max_threads)
+				return add_verdict(
+				    out, GATE_RESOURCES, REJECT_RESOURCES, sh,
+				    "cannot launch '%s': block size '%s' is %lld for %s, %s "
+				    "allows 1 to %lld threads per block",
+				    l->kernel, expr_text(l->block[d]), v, spec_label(sp),
+				    cfg->arch.name, max_threads);
+			t *= v; /* each factor is at most max_threads: no overflow */
+		}
+		if (t > max_threads)
 			return add_verdict(out, GATE_RESOURCES, REJECT_RESOURCES, sh,
-			                   "block size '%s' cannot be evaluated for %s: %s",
-			                   expr_text(fam->block[i]), spec_label(sp), err.msg);
-		if (v <= 0 || v > max_threads)
-			return add_verdict(
-			    out, GATE_RESOURCES, REJECT_RESOURCES, sh,
-			    "cannot launch: block size '%s' is %lld for %s, %s allows "
-			    "1 to %lld threads per block",
-			    expr_text(fam->block[i]), v, spec_label(sp), cfg->arch.name,
-			    max_threads);
-		threads *= v; /* each factor is at most max_threads: no overflow */
+			                   "cannot launch '%s': %lld threads per block for %s, %s "
+			                   "allows %lld",
+			                   l->kernel, t, spec_label(sp), cfg->arch.name,
+			                   max_threads);
+		if (t * eb.regs > cfg->arch.regs_per_sm)
+			return add_verdict(out, GATE_RESOURCES, REJECT_RESOURCES, sh,
+			                   "cannot launch '%s': %lld threads x %d registers = %lld "
+			                   "registers per block, %s has %lld per SM",
+			                   l->kernel, t, eb.regs, t * eb.regs, cfg->arch.name,
+			                   cfg->arch.regs_per_sm);
+		if (i == 0)
+			threads = t;
 	}
-	if (threads > max_threads)
-		return add_verdict(out, GATE_RESOURCES, REJECT_RESOURCES, sh,
-		                   "cannot launch: %lld threads per block for %s, %s allows %lld",
-		                   threads, spec_label(sp), cfg->arch.name, max_threads);
-	if (threads * b->regs > cfg->arch.regs_per_sm)
-		return add_verdict(
-		    out, GATE_RESOURCES, REJECT_RESOURCES, sh,
-		    "cannot launch: %lld threads x %d registers = %lld registers per "
-		    "block, %s has %lld per SM",
-		    threads, b->regs, threads * b->regs, cfg->arch.name, cfg->arch.regs_per_sm);
+	spills = (long long)b->spill_stores + b->spill_loads;
 	return add_verdict(
 	    out, GATE_RESOURCES, VARIANT_OK, NULL,
 	    "%s: %lld bytes spilled (limit %lld), %lld threads x %d registers = %lld of "

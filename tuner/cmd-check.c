@@ -12,6 +12,25 @@
 #include "tuner/space.h"
 #include "tuner/template.h"
 
+const struct cmd cmd_check_entry = {
+    .name = "check",
+    .fn = cmd_check,
+    .flags = NEED_CONFIG | NEED_CACHE,
+    .summary = "run every gate on one configuration and explain each verdict",
+    .usage = "usage: tuner check [--set NAME=V,...] [--no-compile] [--jobs N]\n"
+	     "\n"
+	     "Run the gates (constraints, shared memory, alignment, compile,\n"
+	     "resources) on one configuration of the configured family, for every\n"
+	     "shape of the suite. Params not named keep the baseline's value; values\n"
+	     "outside the declared domain are allowed with a warning.\n"
+	     "Exits 0 when every gate passes, 1 when one rejects.\n"
+	     "\n"
+	     "  --set NAME=V,...  the configuration (default: the baseline)\n"
+	     "  --no-compile      stop after the static gates\n"
+	     "  --jobs N          parallel compiles (default: one per core)\n"
+	     "  -h, --help        print this help\n",
+};
+
 static void print_verdicts(const struct verdicts *vs, size_t from)
 {
 	size_t i;
@@ -62,6 +81,7 @@ static enum outcome check_builds(const struct config *cfg, const struct variant 
 	pool = compile_pool_new(jobs, cache_dir);
 	if (!pool)
 		return REJECT_COMPILE;
+	compile_pool_set_timeout(pool, cfg->compile_timeout_s);
 	opts = template_options(cfg, 0, &nopts);
 	template_variant_hash(cfg, va, vhash);
 	memset(cj, 0, sizeof(cj));
@@ -69,7 +89,7 @@ static enum outcome check_builds(const struct config *cfg, const struct variant 
 		template_build_key(vhash, &specs[i], 0, cj[i].key);
 		cj[i].source = template_render(cfg, va, &specs[i], 0);
 		cj[i].name = cfg->fam.source_path;
-		cj[i].entry = cfg->fam.kernel;
+		cj[i].entry = cfg->fam.launches[0].kernel;
 		cj[i].options = opts;
 		cj[i].noptions = nopts;
 		cj[i].user = &specs[i];
@@ -103,19 +123,6 @@ static enum outcome check_builds(const struct config *cfg, const struct variant 
 	return result;
 }
 
-char *cmd_cache_dir(const struct globals *g)
-{
-	const char *env = getenv("TUNER_CACHE");
-	char *dir, *path;
-
-	if (env && *env)
-		return xstrdup(env);
-	dir = path_dirname(g->db_path);
-	path = path_join(dir, "tuner-cache");
-	free(dir);
-	return path;
-}
-
 int cmd_check(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
@@ -131,7 +138,8 @@ int cmd_check(int argc, char **argv, const struct globals *g)
 	struct variant va;
 	struct verdicts vs = {0};
 	enum outcome o;
-	char *desc, *cache;
+	long long v;
+	char *desc;
 
 	while ((c = getopt_long(argc, argv, "hs:j:", opts, NULL)) != -1) {
 		switch (c) {
@@ -142,25 +150,22 @@ int cmd_check(int argc, char **argv, const struct globals *g)
 			no_compile = 1;
 			break;
 		case 'j':
-			jobs = atoi(optarg);
+			if (cmd_parse_range("--jobs", optarg, 0, cmd_jobs_max(), &v) < 0)
+				return cmd_usage(g, EX_USAGE);
+			jobs = (int)v;
 			break;
 		case 'h':
-			fputs(cmd_find("check")->usage, stdout);
-			return 0;
+			return cmd_usage(g, 0);
 		default:
-			fputs(cmd_find("check")->usage, stderr);
-			return EX_USAGE;
+			return cmd_usage(g, EX_USAGE);
 		}
 	}
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
-		fputs(cmd_find("check")->usage, stderr);
-		return EX_USAGE;
+		return cmd_usage(g, EX_USAGE);
 	}
-	if (config_load(g->config_path, &cfg) < 0) {
-		config_release(&cfg);
-		return EX_CONFIG;
-	}
+	if ((c = cmd_load_config(g, &cfg)) != 0)
+		return c;
 	space_baseline(&cfg.fam, &va);
 	if (set && space_parse_set(&cfg.fam, set, &va) < 0) {
 		config_release(&cfg);
@@ -175,11 +180,8 @@ int cmd_check(int argc, char **argv, const struct globals *g)
 
 	o = checks_static(&cfg, &va, &vs);
 	print_verdicts(&vs, 0);
-	if (o == VARIANT_OK && !no_compile) {
-		cache = cmd_cache_dir(g);
-		o = check_builds(&cfg, &va, cache, jobs, &vs);
-		free(cache);
-	}
+	if (o == VARIANT_OK && !no_compile)
+		o = check_builds(&cfg, &va, g->cache_dir, jobs, &vs);
 	if (o == VARIANT_OK) {
 		printf("accepted: every gate passed%s\n",
 		       no_compile ? " (static gates only)" : "; GPU gates not run by check");

@@ -1,6 +1,6 @@
 /* tuner export: write a run's winners as a C header, JSON or T4 results, to stdout or a file. */
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +40,31 @@ static int render(struct db *db, long long run, long long k, enum format format,
 	return rc;
 }
 
+const struct cmd cmd_export_entry = {
+    .name = "export",
+    .fn = cmd_export,
+    .flags = READ_DB,
+    .summary = "write the winners as a C header, JSON or T4 results",
+    .usage = "usage: tuner export [--k N] [--run ID] [-o FILE] [--format header|json|t4]\n"
+	     "                    [--per-shape]\n"
+	     "\n"
+	     "Write the best K variants of a run (those 'tuner top' lists first).\n"
+	     "header: #define PREFIX_PARAM value per param, the prefix from the\n"
+	     "template's name, with the provenance in a comment; compiles on its own.\n"
+	     "json: the ranking as 'tuner top --json' prints it.\n"
+	     "t4: the T4 autotuning results format, every evaluated variant.\n"
+	     "-o replaces FILE whole or not at all (a temporary file beside it,\n"
+	     "synced, then renamed); it refuses the database itself, a directory\n"
+	     "and anything that is not a regular file.\n"
+	     "\n"
+	     "  --k N             how many winners, 1 to 100000 (default 1)\n"
+	     "  --run ID          the run (default: the latest completed run)\n"
+	     "  -o, --output FILE write there instead of stdout\n"
+	     "  --format F        header (default), json or t4\n"
+	     "  --per-shape       header: each shape's own best configuration\n"
+	     "  -h, --help        print this help\n",
+};
+
 int cmd_export(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
@@ -61,12 +86,12 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
-			if (cmd_parse_int("--k", optarg, 1, &k) < 0)
-				goto usage;
+			if (cmd_parse_range("--k", optarg, 1, 100000, &k) < 0)
+				return cmd_usage(g, EX_USAGE);
 			break;
 		case 'r':
-			if (cmd_parse_int("--run", optarg, 1, &run) < 0)
-				goto usage;
+			if (cmd_parse_range("--run", optarg, 1, LLONG_MAX, &run) < 0)
+				return cmd_usage(g, EX_USAGE);
 			break;
 		case 'o':
 			output = optarg;
@@ -80,35 +105,40 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 				format = FORMAT_T4;
 			} else {
 				error("unknown format '%s' (header, json, t4)", optarg);
-				goto usage;
+				return cmd_usage(g, EX_USAGE);
 			}
 			break;
 		case 'p':
 			per_shape = 1;
 			break;
 		case 'h':
-			fputs(cmd_find("export")->usage, stdout);
-			return 0;
+			return cmd_usage(g, 0);
 		default:
-			goto usage;
+			return cmd_usage(g, EX_USAGE);
 		}
 	}
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
-		goto usage;
+		return cmd_usage(g, EX_USAGE);
 	}
 	if (per_shape && format != FORMAT_HEADER) {
 		error("--per-shape applies to --format header only");
-		goto usage;
+		return cmd_usage(g, EX_USAGE);
 	}
 	if (output && !*output) {
 		error("-o needs a file name");
-		goto usage;
+		return cmd_usage(g, EX_USAGE);
 	}
+	/* Before anything is read: the target must be one export_write_file() may replace. */
+	if (output && export_check_target(output, g->db_path) < 0)
+		return EX_CANTCREAT;
 
-	rc = export_open(g->db_path, run, &db, &run);
-	if (rc)
-		return rc > 0 ? EX_NOINPUT : EX_DATAERR;
+	if ((rc = cmd_open_db(g, &db)) != 0)
+		return rc;
+	if ((rc = cmd_pick_run(db, run, 1, &run)) != 0) {
+		db_close(db);
+		return rc;
+	}
 	rc = render(db, run, k, format, per_shape, output, &out);
 	db_close(db);
 	if (rc) {
@@ -116,16 +146,10 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 		return rc;
 	}
 	/* Nothing is written unless all of it is: the file appears whole or not at all. */
-	if (output) {
-		rc = write_file_atomic(output, out.buf, out.len) < 0 ? EX_CANTCREAT : 0;
-	} else {
+	if (output)
+		rc = export_write_file(output, g->db_path, out.buf, out.len) < 0 ? EX_CANTCREAT : 0;
+	else
 		fwrite(out.buf, 1, out.len, stdout);
-		rc = cmd_flush_stdout();
-	}
 	sb_release(&out);
 	return rc;
-
-usage:
-	fputs(cmd_find("export")->usage, stderr);
-	return EX_USAGE;
 }

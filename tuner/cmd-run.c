@@ -2,12 +2,15 @@
  * moment. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tuner/cache.h"
 #include "tuner/cmd.h"
 #include "tuner/common.h"
 #include "tuner/config.h"
@@ -19,39 +22,121 @@
 #include <jansson.h>
 #include <math.h>
 
+/* What a run may ask for: beyond these a typo, not a job (and never an out-of-memory). */
+#define GENERATIONS_MAX 100000
+#define POPULATION_MAX  100000
+/* Seconds between heartbeats: what tells a reader on another host that the run is alive. */
+#define HEARTBEAT_SECONDS 10.0
+
+#define RUN_OPTIONS                                                                                \
+	"  --generations N   generations to run, 1 to 100000 (default: the config's\n"             \
+	"                    budget; with --resume, the run's total)\n"                            \
+	"  --population N    candidates per generation, 1 to 100000 (default: the\n"               \
+	"                    config's budget)\n"                                                   \
+	"  --seed N          RNG seed, 0 to 2^64-1 (default: the config's seed)\n"                 \
+	"  --jobs N          parallel compiles, up to 4 per core (default: one per core)\n"        \
+	"  --no-gpu          compile and gate only, even where a GPU is present\n"                 \
+	"  --resume[=RUN]    continue a stopped, interrupted or failed run (default:\n"            \
+	"                    the latest) without measuring again what it measured;\n"              \
+	"                    it keeps its seed, population, strategy and timing, so\n"             \
+	"                    giving another is an error\n"                                         \
+	"  --replay OTHER.db answer from another database's measurements instead\n"                \
+	"                    of the GPU (same template, arch and shapes); a variant\n"             \
+	"                    it did not measure is reported as unmeasured\n"                       \
+	"  -h, --help        print this help\n"                                                    \
+	"\n"                                                                                       \
+	"SIGINT (Ctrl-C), SIGTERM, SIGHUP or a closed output pipe finishes the\n"                  \
+	"variant in flight, records the run as stopped and exits 128 + the\n"                      \
+	"signal (130 for Ctrl-C); a second SIGINT or SIGTERM exits at once. A run\n"               \
+	"killed outright reads as interrupted. Either way --resume continues it.\n"                \
+	"The cubin cache is kept within its limit at start and end (see 'tuner\n"                  \
+	"cache --help').\n"
+
+const struct cmd cmd_run_entry = {
+    .name = "run",
+    .fn = cmd_run,
+    .flags = NEED_CONFIG | NEED_DB | NEED_CACHE,
+    .summary = "search the space: gate, compile, evaluate on the GPU, record",
+    .usage = "usage: tuner run [--generations N] [--population N] [--seed N] [--strategy S]\n"
+	     "                 [--jobs N] [--no-gpu] [--resume[=RUN]] [--replay OTHER.db]\n"
+	     "\n"
+	     "Search the configured kernel family's space: each generation is\n"
+	     "proposed by the strategy, gated, compiled, checked and timed on the\n"
+	     "GPU, and the elite (top K by geometric-mean speedup over the shape\n"
+	     "suite) is kept in the database. Without a GPU (or with --no-gpu)\n"
+	     "everything is gated and compiled but nothing is timed.\n"
+	     "\n"
+	     "  --strategy S      evolve (default), random or exhaustive\n" RUN_OPTIONS,
+};
+
+const struct cmd cmd_sweep_entry = {
+    .name = "sweep",
+    .fn = cmd_sweep,
+    .flags = NEED_CONFIG | NEED_DB | NEED_CACHE,
+    .summary = "evaluate every point of the space (run --strategy exhaustive)",
+    .usage = "usage: tuner sweep [--generations N] [--population N] [--seed N] [--jobs N]\n"
+	     "                   [--no-gpu] [--resume[=RUN]] [--replay OTHER.db]\n"
+	     "\n"
+	     "Every point of the declared space, generation after generation, until\n"
+	     "none is left: 'tuner run --strategy exhaustive' with as many\n"
+	     "generations as the space needs (at most 100000: give a larger\n"
+	     "--population for a larger space).\n"
+	     "\n" RUN_OPTIONS,
+};
+
 /* ------------------------------------------------------------- signals */
 
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_requested, stop_signal, hard_signals;
 
 static void on_signal(int sig)
 {
-	if (stop_requested) {
+	if (sig == SIGPIPE) {
+		/* Nobody reads what we print: stop as asked, and let later writes just fail. */
+		signal(SIGPIPE, SIG_IGN);
+	} else if (hard_signals++) {
 		/* A second signal: leave at once; SQLite's journal keeps the database whole. */
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
 	}
+	if (!stop_requested)
+		stop_signal = sig;
 	stop_requested = 1;
-	stop_signal = sig;
 }
 
 static void install_signals(void)
 {
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 	struct sigaction sa;
+	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	case SIGPIPE:
+		return "SIGPIPE (the output was closed)";
+	}
+	return "a signal";
 }
 
 /* ------------------------------------------------------------ options */
 
 struct run_opts {
 	int generations, population, jobs, no_gpu;
-	long long seed;
+	unsigned long long seed;
 	int seed_given;
 	const char *strategy;
 	const char *resume; /* run id, or "" for the latest */
@@ -81,22 +166,22 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	while ((c = getopt_long(argc, argv, "hg:p:s:j:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			if (cmd_parse_int("--generations", optarg, 1, &v) < 0)
+			if (cmd_parse_range("--generations", optarg, 1, GENERATIONS_MAX, &v) < 0)
 				return -1;
 			o->generations = (int)v;
 			break;
 		case 'p':
-			if (cmd_parse_int("--population", optarg, 1, &v) < 0)
+			if (cmd_parse_range("--population", optarg, 1, POPULATION_MAX, &v) < 0)
 				return -1;
 			o->population = (int)v;
 			break;
 		case 's':
-			if (cmd_parse_int("--seed", optarg, 0, &o->seed) < 0)
+			if (cmd_parse_u64("--seed", optarg, &o->seed) < 0)
 				return -1;
 			o->seed_given = 1;
 			break;
 		case 'j':
-			if (cmd_parse_int("--jobs", optarg, 0, &v) < 0)
+			if (cmd_parse_range("--jobs", optarg, 0, cmd_jobs_max(), &v) < 0)
 				return -1;
 			o->jobs = (int)v;
 			break;
@@ -119,8 +204,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->replay = optarg;
 			break;
 		case 'h':
-			fputs(cmd_find("run")->usage, stdout);
-			exit(0);
+			return 1;
 		default:
 			return -1;
 		}
@@ -154,31 +238,55 @@ static void test_signal_init(void)
 		test_signal_after = -1;
 }
 
+/* The run's clock: the seconds it ran before this process, and since. */
+struct liveness {
+	struct db *db;
+	long long run_id;
+	double before, start, last_beat;
+};
+
+static double active_seconds(const struct liveness *lv)
+{
+	return lv->before + (now_seconds() - lv->start);
+}
+
+/* A heartbeat, at most every HEARTBEAT_SECONDS unless forced; a failure is only a warning. */
+static void heartbeat(struct liveness *lv, int force)
+{
+	double now = now_seconds();
+
+	if (!lv->db || (!force && now - lv->last_beat < HEARTBEAT_SECONDS))
+		return;
+	lv->last_beat = now;
+	if (db_run_heartbeat(lv->db, lv->run_id, active_seconds(lv)) < 0)
+		warning("run %lld: cannot record its heartbeat", lv->run_id);
+}
+
 struct progress {
-	int tty;
+	int tty, verbosity;
 	double start;
 	int generation, generations;
 	size_t done, queued;
 	double best;
 	const struct pipeline *p;
+	const struct config *cfg;
+	struct liveness *lv;
 };
 
+/* "constraint 3, smem 2, compile 1": the run's rejections by outcome, so far. */
 static void rejections(struct strbuf *sb, const struct pipeline_stats *st)
 {
-	int g;
+	int o;
 
-	for (g = 0; g < GATE_COUNT; g++)
-		if (st->gates[g])
-			sb_addf(sb, "%s%s %lld", sb->len ? ", " : "", gate_name((enum gate)g),
-			        st->gates[g]);
-	if (st->outcomes[REJECT_UNMEASURED])
-		sb_addf(sb, "%sunmeasured %lld", sb->len ? ", " : "",
-		        st->outcomes[REJECT_UNMEASURED]);
+	for (o = 0; o < OUTCOME_COUNT; o++)
+		if (o != VARIANT_OK && st->outcomes[o])
+			sb_addf(sb, "%s%s %lld", sb->len ? ", " : "", outcome_name((enum outcome)o),
+			        st->outcomes[o]);
 	if (!sb->len)
 		sb_adds(sb, "none");
 }
 
-/* On a TTY: one status line, redrawn after each candidate. */
+/* After each candidate's verdict: the heartbeat, --verbose's line, the TTY's status line. */
 static void progress_tick(void *ctx, const struct evaluation *ev)
 {
 	struct progress *pr = ctx;
@@ -192,7 +300,22 @@ static void progress_tick(void *ctx, const struct evaluation *ev)
 		raise(test_signal);
 	if (ev->ranked && ev->m.fitness > pr->best)
 		pr->best = ev->m.fitness;
-	if (!pr->tty)
+	heartbeat(pr->lv, 0);
+	if (pr->verbosity > 0) {
+		char *params = space_format(&pr->cfg->fam, &ev->va);
+
+		if (pr->tty)
+			fprintf(stderr, "\r\033[K");
+		printf("  %s: %s%s", params, outcome_name(ev->outcome),
+		       ev->reused ? " (recorded)" : "");
+		if (ev->ranked)
+			printf(", x%.3f", ev->m.fitness);
+		printf("%s%s\n", ev->outcome != VARIANT_OK && *ev->reason ? ": " : "",
+		       ev->outcome != VARIANT_OK ? ev->reason : "");
+		fflush(stdout);
+		free(params);
+	}
+	if (!pr->tty || pr->verbosity < 0)
 		return;
 	/* what is left of this generation, and the generations after it at this one's size */
 	left = (long long)(pr->queued - pr->done) +
@@ -217,9 +340,12 @@ static void progress_generation(struct progress *pr, size_t n, size_t ok, double
 	const struct pipeline_stats *st = &pr->p->st;
 	struct strbuf sb = STRBUF_INIT;
 
-	rejections(&sb, st);
-	if (pr->tty)
+	if (pr->tty && pr->verbosity >= 0)
 		fprintf(stderr, "\r\033[K");
+	heartbeat(pr->lv, 1);
+	if (pr->verbosity < 0)
+		return;
+	rejections(&sb, st);
 	printf("generation %d/%d: %zu candidates, %zu passed; rejected so far: %s; ",
 	       pr->generation + 1, pr->generations, n, ok, sb.buf);
 	if (pr->best > 0)
@@ -262,27 +388,15 @@ static char *command_line(int argc, char **argv)
 	return sb_detach(&sb);
 }
 
-/* A run of the recording with this template, arch and shapes: its device. */
-struct replay_match {
-	char device[128];
-	int found;
-};
-
-static int replay_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	struct replay_match *m = ctx;
-
-	(void)ncols;
-	(void)names;
-	snprintf(m->device, sizeof(m->device), "%s", v[0] ? v[0] : "");
-	m->found = 1;
-	return 1;
-}
-
+/*
+ * The recording: a GPU run in path of this config's template, arch and shapes,
+ * whose device becomes this run's. 0, or an exit code after error().
+ */
 static int open_replay(const char *path, const struct config *cfg, const char *shapes,
                        struct db **out, char *device, size_t len)
 {
-	struct replay_match m;
+	long long run_id;
+	int r;
 
 	if (access(path, R_OK) < 0) {
 		error("cannot read the recording '%s': %s", path, strerror(errno));
@@ -290,27 +404,23 @@ static int open_replay(const char *path, const struct config *cfg, const char *s
 	}
 	if (db_open_readonly(path, out) < 0)
 		return EX_DATAERR;
-	memset(&m, 0, sizeof(m));
-	if (db_exec_callback(*out,
-	                     "SELECT device FROM runs WHERE template_hash = ?1 AND arch = ?2"
-	                     " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
-	                     replay_row, &m, cfg->fam.source_hash, cfg->arch.name, shapes,
-	                     (const char *)NULL) < 0)
+	r = db_recording_find(*out, cfg->fam.source_hash, cfg->arch.name, shapes, &run_id, device,
+	                      len);
+	if (r < 0)
 		return EX_DATAERR;
-	if (!m.found) {
+	if (!r) {
 		error(
 		    "'%s' holds no GPU run of %s (template %.12s) on %s with this config's shapes",
 		    path, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name);
 		return EX_DATAERR;
 	}
-	snprintf(device, len, "%s", m.device);
 	return 0;
 }
 
 struct run_state {
 	struct run_opts o;
+	const struct globals *g;
 	struct config cfg;
-	int have_cfg;
 	struct db *db, *replay;
 	struct worker *worker;
 	long long run_id;
@@ -320,7 +430,50 @@ struct run_state {
 	unsigned long long seed;
 	int generations, population;
 	char *shapes;
+	int forced; /* the strategy is the command's (sweep), not an option */
+	int quiet;
+	struct liveness lv;
 };
+
+/* Print to stdout unless --quiet. */
+static void say(const struct run_state *rs, const char *fmt, ...) TUNER_PRINTF(2, 3);
+static void say(const struct run_state *rs, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rs->quiet)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* What --resume cannot honour, named: the run keeps what it was started with. */
+static int resume_conflicts(const struct run_state *rs, const struct db_run *r)
+{
+	const struct run_opts *o = &rs->o;
+	const char *strategy = rs->forced ? rs->strategy : o->strategy;
+
+	if (o->seed_given && o->seed != r->seed)
+		return error("--seed %llu: run %lld was started with seed %llu and resumes with it "
+		             "(drop --seed, or start a new run)",
+		             o->seed, r->id, r->seed);
+	if (o->population > 0 && o->population != r->population)
+		return error("--population %d: run %lld has %d candidates per generation and "
+		             "resumes with them",
+		             o->population, r->id, r->population);
+	if (strategy && strcmp(strategy, r->strategy))
+		return error("%s: run %lld searches with the %s strategy and resumes with it",
+		             rs->forced ? "sweep" : "--strategy", r->id, r->strategy);
+	if (o->replay && (!r->replay_of || strcmp(o->replay, r->replay_of)))
+		return error("--replay '%s': run %lld %s%s%s", o->replay, r->id,
+		             r->replay_of ? "replays '" : "was timed on the GPU, not replayed",
+		             r->replay_of ? r->replay_of : "", r->replay_of ? "'" : "");
+	if (o->no_gpu && (r->gpu || r->replay_of))
+		return error("--no-gpu: run %lld %s; resumed without, it would time nothing", r->id,
+		             r->replay_of ? "is a replay" : "was timed on a GPU");
+	return 0;
+}
 
 /* --resume: the run and the settings it was started with. 0, -1 (nothing to do) or an exit code. */
 static int find_resume(struct run_state *rs)
@@ -330,22 +483,23 @@ static int find_resume(struct run_state *rs)
 	int rc = 0;
 
 	if (*rs->o.resume) {
-		char *end;
-
-		id = strtoll(rs->o.resume, &end, 10);
-		if (*end || id <= 0) {
-			error("--resume needs a run id, got '%s'", rs->o.resume);
+		if (cmd_parse_range("--resume", rs->o.resume, 1, LLONG_MAX, &id) < 0)
 			return EX_USAGE;
-		}
 	} else if (db_run_latest(rs->db, &id) < 0) {
 		return EX_DATAERR;
 	}
 	if (db_run_get(rs->db, id, &r) < 0)
 		return EX_DATAERR;
 	if (!strcmp(r.status, "done")) {
-		printf("run %lld is done: nothing to resume (see 'tuner top --run %lld')\n", id,
-		       id);
+		say(rs, "run %lld is done: nothing to resume (see 'tuner top --run %lld')\n", id,
+		    id);
 		rc = -1;
+	} else if (r.alive) {
+		error("run %lld is running (pid %lld on %s): stop it before resuming it", id, r.pid,
+		      r.host ? r.host : "?");
+		rc = EX_TEMPFAIL;
+	} else if (resume_conflicts(rs, &r) < 0) {
+		rc = EX_USAGE;
 	} else if (!r.config_text || strcmp(r.config_text, rs->cfg.text) ||
 	           strcmp(r.template_hash, rs->cfg.fam.source_hash) ||
 	           strcmp(r.shapes, rs->shapes)) {
@@ -362,20 +516,20 @@ static int find_resume(struct run_state *rs)
 		rs->strategy = xstrdup(r.strategy);
 		if (r.replay_of && !rs->replay_path)
 			rs->replay_path = xstrdup(r.replay_of);
-		printf("resuming run %lld (%s), %d generations\n", id, r.status, rs->generations);
+		say(rs, "resuming run %lld (%s), %d generations\n", id, r.status, rs->generations);
 	}
 	db_run_release(&r);
 	return rc;
 }
 
-static int create_run(struct run_state *rs, int argc, char **argv, const struct globals *g)
+static int create_run(struct run_state *rs, int argc, char **argv)
 {
 	struct run_info ri;
 	char *cmd = command_line(argc, argv);
 	int rc;
 
 	memset(&ri, 0, sizeof(ri));
-	ri.config_path = g->config_path;
+	ri.config_path = rs->g->config_path;
 	ri.config_text = rs->cfg.text;
 	ri.template_name = rs->cfg.fam.name;
 	ri.template_hash = rs->cfg.fam.source_hash;
@@ -395,9 +549,9 @@ static int create_run(struct run_state *rs, int argc, char **argv, const struct 
 	free(cmd);
 	if (rc < 0)
 		return EX_SOFTWARE;
-	printf("run %lld: %s on %s (%s), %zu shapes, strategy %s, seed %llu\n", rs->run_id,
-	       rs->cfg.fam.name, rs->cfg.arch.name, rs->device, rs->cfg.nshapes, rs->strategy,
-	       rs->seed);
+	say(rs, "run %lld: %s on %s (%s), %zu shapes, strategy %s, seed %llu\n", rs->run_id,
+	    rs->cfg.fam.name, rs->cfg.arch.name, rs->device, rs->cfg.nshapes, rs->strategy,
+	    rs->seed);
 	return 0;
 }
 
@@ -414,17 +568,17 @@ static int open_device(struct run_state *rs)
 		                 sizeof(rs->device));
 		if (rc)
 			return rc;
-		printf("replaying the measurements of '%s' (%s): nothing runs on a GPU\n",
-		       rs->replay_path, rs->device);
+		say(rs, "replaying the measurements of '%s' (%s): nothing runs on a GPU\n",
+		    rs->replay_path, rs->device);
 		return 0;
 	}
 	if (rs->o.no_gpu) {
-		printf("--no-gpu: gating and compiling only; nothing will be timed\n");
+		say(rs, "--no-gpu: gating and compiling only; nothing will be timed\n");
 		return 0;
 	}
 	if (worker_start(&rs->worker, why, sizeof(why)) < 0) {
 		rs->worker = NULL;
-		printf("no GPU (%s): gating and compiling only; nothing will be timed\n", why);
+		say(rs, "no GPU (%s): gating and compiling only; nothing will be timed\n", why);
 		return 0;
 	}
 	worker_device(rs->worker, rs->device, sizeof(rs->device), rs->driver, sizeof(rs->driver),
@@ -457,14 +611,31 @@ static int sanitize_if_admitted(struct run_state *rs, struct pipeline *p, struct
 	return pipeline_sanitize(p, gen, ev);
 }
 
-static void summary(const struct run_state *rs, const struct pipeline *p, int gens, double secs)
+/* Where a run stopped: generations complete, and how far the one it was in got. */
+struct stop_point {
+	int stopped;        /* by a signal */
+	int generation;     /* the generation it was in (0-based) */
+	long long verdicts; /* of that generation's candidates */
+	size_t candidates;
+};
+
+static void summary(const struct run_state *rs, const struct pipeline *p, int gens,
+                    const struct stop_point *sp, double secs)
 {
 	const struct pipeline_stats *st = &p->st;
 	struct strbuf sb = STRBUF_INIT;
 
-	printf("%lld candidates in %d generation%s, %.1f s (%lld answered from this run's "
-	       "records)\n",
-	       st->evaluated, gens, gens == 1 ? "" : "s", secs, st->reused);
+	if (rs->quiet)
+		return;
+	if (sp->stopped)
+		printf("%lld candidates in %.1f s: %d generation%s complete, %lld of %zu in "
+		       "generation %d (%lld answered from this run's records)\n",
+		       st->evaluated, secs, gens, gens == 1 ? "" : "s", sp->verdicts,
+		       sp->candidates, sp->generation + 1, st->reused);
+	else
+		printf("%lld candidates in %d generation%s, %.1f s (%lld answered from this run's "
+		       "records)\n",
+		       st->evaluated, gens, gens == 1 ? "" : "s", secs, st->reused);
 	if (!rs->replay)
 		printf(
 		    "compiled %lld variants (%lld builds, %lld cached) in %.1f s: %.2f variants/s, "
@@ -501,7 +672,8 @@ static long long parent_id(const struct member *const *pool, size_t npool, int i
 	return idx >= 0 && (size_t)idx < npool ? pool[idx]->id : 0;
 }
 
-static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
+static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
+                       struct stop_point *sp)
 {
 	struct search *s = search_new(&rs->cfg, rs->strategy, rs->seed);
 	struct candidate *cands = xcalloc((size_t)rs->population, sizeof(*cands));
@@ -516,22 +688,26 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 	}
 	memset(&pr, 0, sizeof(pr));
 	pr.tty = isatty(STDERR_FILENO);
+	pr.verbosity = rs->g->verbosity;
 	pr.start = now_seconds();
 	pr.generations = rs->generations;
 	pr.p = p;
+	pr.cfg = &rs->cfg;
+	pr.lv = &rs->lv;
 	p->progress = progress_tick;
 	p->progress_ctx = &pr; /* cppcheck-suppress autoVariables ; cleared before return */
 	*gens_done = 0;
 	for (gen = 0; gen < rs->generations && !rc; gen++) {
 		const struct member *pool[64];
 		size_t n, done, i, npool, ok = 0;
+		long long before = p->st.evaluated;
 		double t0 = now_seconds();
 
 		/* parents are indices into the pool at proposal time */
 		npool = search_pool(s, pool, ARRAY_SIZE(pool));
 		n = search_propose(s, gen, cands, (size_t)rs->population, NULL, NULL);
 		if (n == 0) {
-			printf("the space is exhausted: every configuration has been proposed\n");
+			say(rs, "the space is exhausted: every configuration has been proposed\n");
 			break;
 		}
 		pr.generation = gen;
@@ -563,10 +739,18 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 		if (rc)
 			break;
 		if (done < n || stop_requested) {
-			if (pr.tty)
+			/* Every verdict reached is recorded, the static and compile ones included.
+			 */
+			sp->stopped = 1;
+			sp->generation = gen;
+			sp->verdicts = p->st.evaluated - before;
+			sp->candidates = n;
+			if (pr.tty && rs->g->verbosity >= 0)
 				fprintf(stderr, "\r\033[K");
-			printf("stopped by %s in generation %d after %zu of %zu candidates\n",
-			       stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", gen + 1, done, n);
+			say(rs,
+			    "stopped by %s in generation %d: %lld of its %zu candidates have their "
+			    "verdict\n",
+			    signal_name(stop_signal), gen + 1, sp->verdicts, n);
 			rc = -1;
 			break;
 		}
@@ -584,95 +768,199 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done)
 	return rc;
 }
 
+/* ---------------------------------------------------------- the cache */
+
+/* Keep the cubin cache within its limit (a failure is only a warning: the run is not at stake). */
+static void cache_keep(const struct run_state *rs, long long limit)
+{
+	struct cache_stats gone;
+	char size[32];
+	char **keys = NULL;
+	size_t n = 0, i;
+
+	/* The builds this run used are its most recently used, cached or not. */
+	if (rs->run_id > 0 && rs->db && db_run_build_keys(rs->db, rs->run_id, &keys, &n) == 0)
+		cache_touch(rs->g->cache_dir, keys, n);
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	if (cache_prune(rs->g->cache_dir, limit, &gone) < 0) {
+		warning("the cubin cache '%s' could not be pruned", rs->g->cache_dir);
+		return;
+	}
+	cache_format_size(size, sizeof(size), gone.bytes);
+	if (gone.entries && rs->g->verbosity > 0)
+		printf("cache: evicted %lld least recently used entries (%s) from '%s'\n",
+		       gone.entries, size, rs->g->cache_dir);
+}
+
+/* ------------------------------------------------------------ the command */
+
+/*
+ * The generations and population asked for must fit in memory before
+ * anything is written: a run that cannot start leaves no trace.
+ */
+static int check_budget(const struct run_state *rs)
+{
+	double need = (double)rs->population *
+	              (double)(sizeof(struct candidate) + sizeof(struct evaluation) + 64);
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+
+	if (rs->population < 1 || rs->population > POPULATION_MAX)
+		return error("population %d: from 1 to %d", rs->population, POPULATION_MAX);
+	if (rs->generations < 1 || rs->generations > GENERATIONS_MAX)
+		return error("%d generations: from 1 to %d", rs->generations, GENERATIONS_MAX);
+	if (have > 0 && need > have / 4)
+		return error("a population of %d needs %.0f MiB for its candidates, more than a "
+		             "quarter of this machine's memory",
+		             rs->population, need / (1 << 20));
+	return 0;
+}
+
 static int run_main(int argc, char **argv, const struct globals *g, const char *force_strategy)
 {
 	struct run_state rs;
 	struct pipeline p;
-	char *cache;
+	struct stop_point sp;
+	long long limit, reaped;
 	int rc, gens = 0;
 	double t0 = now_seconds();
+	const char *end;
 
 	memset(&rs, 0, sizeof(rs));
 	memset(&p, 0, sizeof(p));
-	if (parse_run_opts(argc, argv, &rs.o) < 0) {
-		fputs(cmd_find("run")->usage, stderr);
+	memset(&sp, 0, sizeof(sp));
+	rs.g = g;
+	rs.quiet = g->verbosity < 0;
+	rc = parse_run_opts(argc, argv, &rs.o);
+	if (rc)
+		return cmd_usage(g, rc > 0 ? 0 : EX_USAGE);
+	if (force_strategy && rs.o.strategy) {
+		error("sweep is exhaustive: --strategy is run's option");
+		return cmd_usage(g, EX_USAGE);
+	}
+	if (cache_limit(&limit) < 0)
 		return EX_USAGE;
-	}
-	if (force_strategy)
-		rs.o.strategy = force_strategy;
-	if (config_load(g->config_path, &rs.cfg) < 0) {
-		config_release(&rs.cfg);
-		return EX_CONFIG;
-	}
-	rs.seed = rs.o.seed_given ? (unsigned long long)rs.o.seed : rs.cfg.seed;
+	rs.forced = force_strategy != NULL;
+	if ((rc = cmd_load_config(g, &rs.cfg)) != 0)
+		return rc;
+	rs.seed = rs.o.seed_given ? rs.o.seed : rs.cfg.seed;
 	rs.generations = rs.o.generations > 0 ? rs.o.generations : rs.cfg.generations;
 	rs.population = rs.o.population > 0 ? rs.o.population : rs.cfg.population;
-	rs.strategy = xstrdup(rs.o.strategy ? rs.o.strategy : rs.cfg.strategy);
-	if (force_strategy && rs.o.generations <= 0) {
+	rs.strategy = xstrdup(force_strategy  ? force_strategy
+	                      : rs.o.strategy ? rs.o.strategy
+	                                      : rs.cfg.strategy);
+	if (force_strategy && rs.o.generations <= 0 && !rs.o.resume_given) {
 		/* a sweep goes on until the space is exhausted */
 		unsigned long long size = space_size(&rs.cfg.fam);
+		unsigned long long pop = (unsigned long long)rs.population;
+		unsigned long long need = size / pop + (size % pop != 0) + 1;
 
-		rs.generations = (int)((size + (unsigned long long)rs.population - 1) /
-		                       (unsigned long long)rs.population) +
-		                 1;
+		if (need > GENERATIONS_MAX) {
+			error("the space has %llu points: more than %d generations of %d; give a "
+			      "larger --population",
+			      size, GENERATIONS_MAX, rs.population);
+			rc = EX_USAGE;
+			goto out;
+		}
+		rs.generations = (int)need;
 	}
 	rs.shapes = shapes_json(&rs.cfg);
 	rs.replay_path = rs.o.replay ? xstrdup(rs.o.replay) : NULL;
 	if (compile_nvrtc_version(rs.nvrtc, sizeof(rs.nvrtc)) < 0)
 		snprintf(rs.nvrtc, sizeof(rs.nvrtc), "unknown");
-	if (rs.o.resume_given && access(g->db_path, F_OK) < 0) {
-		error("no database '%s' to resume from", g->db_path);
-		rc = EX_NOINPUT;
+	if (check_budget(&rs) < 0) {
+		rc = EX_USAGE;
 		goto out;
 	}
-	if (db_open(g->db_path, &rs.db) < 0) {
-		rc = EX_CANTCREAT;
-		goto out;
-	}
-	if (rs.o.resume_given && (rc = find_resume(&rs)) != 0) {
-		if (rc < 0)
-			rc = 0;
-		goto out;
+
+	/* A resume needs its database; anything else opens (and may create) it only once the
+	 * job can start: a missing recording creates nothing. */
+	if (rs.o.resume_given) {
+		if (access(g->db_path, F_OK) < 0) {
+			error("no database '%s' to resume from", g->db_path);
+			rc = EX_NOINPUT;
+			goto out;
+		}
+		if ((rc = cmd_open_db(g, &rs.db)) != 0)
+			goto out;
+		if (db_runs_reap(rs.db, &reaped) < 0) {
+			rc = EX_SOFTWARE;
+			goto out;
+		}
+		if ((rc = find_resume(&rs)) != 0) {
+			if (rc < 0)
+				rc = 0;
+			goto out;
+		}
+		if ((rc = check_budget(&rs)) != 0) {
+			rc = EX_USAGE;
+			goto out;
+		}
 	}
 	if ((rc = open_device(&rs)) != 0)
 		goto out;
-	if (!rs.o.resume_given && (rc = create_run(&rs, argc, argv, g)) != 0)
+	if (!rs.db) {
+		if ((rc = cmd_open_db(g, &rs.db)) != 0)
+			goto out;
+		/* The next writer records what readers could only derive. */
+		if (db_runs_reap(rs.db, &reaped) < 0) {
+			rc = EX_SOFTWARE;
+			goto out;
+		}
+		if (reaped && g->verbosity > 0)
+			printf("%lld run%s whose process died recorded as interrupted\n", reaped,
+			       reaped == 1 ? "" : "s");
+	}
+	cache_keep(&rs, limit);
+	if (pipeline_init(&p, &rs.cfg, rs.db, rs.run_id, g->cache_dir, rs.o.jobs) < 0) {
+		rc = EX_CANTCREAT;
 		goto out;
-	cache = cmd_cache_dir(g);
-	rc = pipeline_init(&p, &rs.cfg, rs.db, rs.run_id, cache, rs.o.jobs);
-	free(cache);
-	if (rc < 0) {
-		rc = EX_SOFTWARE;
-		goto fail;
 	}
 	if (rs.replay)
 		pipeline_attach_replay(&p, rs.replay, rs.replay_path, rs.device);
 	else if (rs.worker && pipeline_attach_worker(&p, rs.worker, rs.device) < 0) {
 		rc = EX_SOFTWARE;
-		goto fail;
+		goto out;
 	}
+	/* Only now, with everything in place, does the run exist. */
+	if (!rs.o.resume_given && (rc = create_run(&rs, argc, argv)) != 0)
+		goto out;
+	p.run_id = rs.run_id;
 	install_signals();
 	test_signal_init();
-	db_run_set_status(rs.db, rs.run_id, "running");
-	rc = search_loop(&rs, &p, &gens);
+	rs.lv.db = rs.db;
+	rs.lv.run_id = rs.run_id;
+	if (db_run_begin(rs.db, rs.run_id, &rs.lv.before) < 0) {
+		rc = EX_SOFTWARE;
+		goto fail;
+	}
+	rs.lv.start = rs.lv.last_beat = now_seconds();
+	rc = search_loop(&rs, &p, &gens, &sp);
 	if (rc > 0)
 		goto fail;
-	summary(&rs, &p, gens, now_seconds() - t0);
-	if (rc < 0) {
-		db_run_set_status(rs.db, rs.run_id, "stopped");
-		printf("run %lld stopped; continue it with: tuner%s%s%s%s run --resume=%lld\n",
-		       rs.run_id, strcmp(g->db_path, "tuner.db") ? " --db " : "",
-		       strcmp(g->db_path, "tuner.db") ? g->db_path : "",
-		       g->config_given ? " --config " : "", g->config_given ? g->config_path : "",
-		       rs.run_id);
-		rc = 0;
-	} else {
-		rc = db_run_set_status(rs.db, rs.run_id, "done") < 0 ? EX_SOFTWARE : 0;
+	summary(&rs, &p, gens, &sp, now_seconds() - t0);
+	end = rc < 0 ? "stopped" : "done";
+	if (db_run_end(rs.db, rs.run_id, end, active_seconds(&rs.lv)) < 0) {
+		rc = EX_SOFTWARE;
+		goto out;
 	}
+	if (rc < 0) {
+		/* To stderr as well when stdout is gone or quiet: this is how to go on. */
+		FILE *to = rs.quiet || stop_signal == SIGPIPE ? stderr : stdout;
+
+		fprintf(to, "run %lld stopped; continue it with: tuner%s%s%s%s %s --resume=%lld\n",
+		        rs.run_id, g->db_given ? " --db " : "", g->db_given ? g->db_path : "",
+		        g->config_given ? " --config " : "", g->config_given ? g->config_path : "",
+		        force_strategy ? "sweep" : "run", rs.run_id);
+		rc = 128 + stop_signal;
+	}
+	cache_keep(&rs, limit);
 	goto out;
 fail:
 	if (rs.run_id > 0)
-		db_run_set_status(rs.db, rs.run_id, "failed");
+		db_run_end(rs.db, rs.run_id, "failed", active_seconds(&rs.lv));
 	if (rc == 0)
 		rc = EX_SOFTWARE;
 out:
@@ -689,12 +977,24 @@ out:
 	return rc;
 }
 
+/* A run stopped by a signal dies of it once everything is recorded: its parent sees why. */
+static int finish(int rc)
+{
+	if (rc > 128 && stop_signal) {
+		fflush(stdout);
+		fflush(stderr);
+		signal(stop_signal, SIG_DFL);
+		raise(stop_signal);
+	}
+	return rc;
+}
+
 int cmd_run(int argc, char **argv, const struct globals *g)
 {
-	return run_main(argc, argv, g, NULL);
+	return finish(run_main(argc, argv, g, NULL));
 }
 
 int cmd_sweep(int argc, char **argv, const struct globals *g)
 {
-	return run_main(argc, argv, g, "exhaustive");
+	return finish(run_main(argc, argv, g, "exhaustive"));
 }

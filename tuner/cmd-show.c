@@ -1,7 +1,7 @@
 /* tuner show: explain one variant (params, builds, gate verdicts, measurements) or summarise a run.
  */
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,21 +18,28 @@ static const char *nn(const char *s, const char *dflt)
 	return s && *s ? s : dflt;
 }
 
-/* "%.*f" of a database value, or "-" for NULL. */
-static const char *fmt_num(char *buf, size_t len, const char *v, int prec)
+/* "%.*f" of v, or "-" for NAN. */
+static const char *fmt_num(char *buf, size_t len, double v, int prec)
 {
-	if (!v)
+	if (isnan(v))
 		return "-";
-	snprintf(buf, len, "%.*f", prec, strtod(v, NULL));
+	snprintf(buf, len, "%.*f", prec, v);
 	return buf;
 }
 
-/* "[lo, hi]", or "-" when either is NULL. */
-static const char *fmt_interval(char *buf, size_t len, const char *lo, const char *hi, int prec)
+/* "%g" of v, as SQLite prints a REAL. */
+static const char *fmt_g(char *buf, size_t len, double v)
 {
-	if (!lo || !hi)
+	snprintf(buf, len, "%.15g", v);
+	return buf;
+}
+
+/* "[lo, hi]", or "-" when either is NAN. */
+static const char *fmt_interval(char *buf, size_t len, double lo, double hi, int prec)
+{
+	if (isnan(lo) || isnan(hi))
 		return "-";
-	snprintf(buf, len, "[%.*f, %.*f]", prec, strtod(lo, NULL), prec, strtod(hi, NULL));
+	snprintf(buf, len, "[%.*f, %.*f]", prec, lo, prec, hi);
 	return buf;
 }
 
@@ -56,90 +63,106 @@ static void section_end(const struct section *s)
 
 /* ------------------------------------------------------------- a variant */
 
-static int build_row(void *ctx, int ncols, const char *const *v, const char *const *names)
+static void print_builds(const struct db_build_row *b, size_t n)
 {
-	char b[32];
-
-	section_row(ctx);
-	/* spec, sanitize, outcome, regs, spill_stores, spill_loads, static_smem, stack_frame,
-	 * seconds, cached */
-	printf("  %-12s %-8s %-8s %5s %8s/%-8s %8s %7s %8s%s\n", nn(v[0], "(none)"),
-	       v[1] && !strcmp(v[1], "1") ? "sanitize" : "plain", v[2], v[3], v[4], v[5], v[6],
-	       v[7], fmt_num(b, sizeof(b), v[8], 2), v[9] && !strcmp(v[9], "1") ? " (cached)" : "");
-	return 0;
-}
-
-static int gate_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	section_row(ctx);
-	/* run, gate, shape, outcome, reason */
-	printf("  %-4s %-11s %-10s %-7s", v[0], v[1], nn(v[2], "-"),
-	       v[3] && !strcmp(v[3], "ok") ? "pass" : "REJECT");
-	printf("%s%s\n", v[4] && *v[4] ? " " : "", nn(v[4], ""));
-	return 0;
-}
-
-static int measurement_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	char a[32], b[64], c[32];
-
-	section_row(ctx);
-	/* device, shape, shape_dims, outcome, median, ci lo, ci hi, tflops, rel_l2, max_abs,
-	 * samples count, run, reason */
-	printf("  %s  %s (%s): %s", v[0], v[1], v[2], v[3]);
-	if (v[11])
-		printf(", measured by run %s", v[11]);
-	printf("%s%s\n      ", v[12] && *v[12] ? ": " : "", nn(v[12], ""));
-	if (v[4])
-		printf("median %s us  %s us  %s TFLOP/s  %s sample%s  ",
-		       fmt_num(a, sizeof(a), v[4], 2), fmt_interval(b, sizeof(b), v[5], v[6], 2),
-		       fmt_num(c, sizeof(c), v[7], 2), nn(v[10], "0"),
-		       v[10] && !strcmp(v[10], "1") ? "" : "s");
-	else
-		printf("not timed  ");
-	if (v[8])
-		printf("rel_l2 %s  max_abs %s\n", v[8], nn(v[9], "-"));
-	else
-		printf("not checked\n");
-	return 0;
-}
-
-static int eval_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	char f[32], i[96];
-
-	section_row(ctx);
-	/* run, generation, outcome, fitness, lo, hi, reason, elite rank */
-	printf("  %-4s %-10s %-13s %-8s %-18s %-5s", v[0], v[1], v[2],
-	       fmt_num(f, sizeof(f), v[3], 3), fmt_interval(i, sizeof(i), v[4], v[5], 3),
-	       nn(v[7], "-"));
-	printf("%s%s\n", v[6] && *v[6] ? " " : "", nn(v[6], ""));
-	return 0;
-}
-
-static int show_variant(struct db *db, const char *name)
-{
-	struct section builds = {
+	struct section sec = {
 	    .title = "builds",
 	    .header = "  spec         kind     outcome   regs   spills st/ld B   smem B  stack B"
 		      "  seconds\n",
 	};
-	struct section gates = {
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		section_row(&sec);
+		printf("  %-12s %-8s %-8s %5d %8d/%-8d %8d %7d %8.2f%s\n", nn(b[i].spec, "(none)"),
+		       b[i].sanitize ? "sanitize" : "plain", b[i].outcome, b[i].regs,
+		       b[i].spill_stores, b[i].spill_loads, b[i].static_smem, b[i].stack_frame,
+		       b[i].seconds, b[i].cached ? " (cached)" : "");
+	}
+	section_end(&sec);
+}
+
+static void print_gates(const struct db_gate_row *v, size_t n)
+{
+	struct section sec = {
 	    .title = "gate verdicts",
 	    .header = "  run  gate        shape      verdict reason\n",
 	};
-	struct section meas = {.title = "measurements", .header = ""};
-	struct section evals = {
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		section_row(&sec);
+		printf("  %-4lld %-11s %-10s %-7s", v[i].run_id, v[i].gate, nn(v[i].shape, "-"),
+		       v[i].outcome && !strcmp(v[i].outcome, "ok") ? "pass" : "REJECT");
+		printf("%s%s\n", v[i].reason && *v[i].reason ? " " : "", nn(v[i].reason, ""));
+	}
+	section_end(&sec);
+}
+
+static void print_measurements(const struct db_measured *m, size_t n)
+{
+	struct section sec = {.title = "measurements", .header = ""};
+	char a[64], b[32], c[32];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		section_row(&sec);
+		printf("  %s  %s (%s): %s", m[i].device, m[i].shape, m[i].shape_dims,
+		       outcome_name(m[i].outcome));
+		if (m[i].run_id)
+			printf(", measured by run %lld", m[i].run_id);
+		printf("%s%s\n      ", m[i].reason && *m[i].reason ? ": " : "",
+		       nn(m[i].reason, ""));
+		if (!isnan(m[i].median_us))
+			printf("median %.2f us  %s us  %s TFLOP/s  %zu sample%s  ", m[i].median_us,
+			       fmt_interval(a, sizeof(a), m[i].ci_lo_us, m[i].ci_hi_us, 2),
+			       fmt_num(b, sizeof(b), m[i].tflops, 2), m[i].nsamples,
+			       m[i].nsamples == 1 ? "" : "s");
+		else
+			printf("not timed  ");
+		if (!isnan(m[i].rel_l2))
+			printf("rel_l2 %s  max_abs %s\n", fmt_g(b, sizeof(b), m[i].rel_l2),
+			       isnan(m[i].max_abs) ? "-" : fmt_g(c, sizeof(c), m[i].max_abs));
+		else
+			printf("not checked\n");
+	}
+	section_end(&sec);
+}
+
+static void print_evals(const struct db_variant_eval *v, size_t n)
+{
+	struct section sec = {
 	    .title = "evaluations",
 	    .header = "  run  generation outcome       fitness  95% interval       elite reason\n",
 	};
+	char f[32], i96[96], rank[16];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		section_row(&sec);
+		snprintf(rank, sizeof(rank), "%d", v[i].elite_rank);
+		printf("  %-4lld %-10d %-13s %-8s %-18s %-5s", v[i].run_id, v[i].generation,
+		       v[i].outcome, fmt_num(f, sizeof(f), v[i].fitness, 3),
+		       fmt_interval(i96, sizeof(i96), v[i].fitness_lo, v[i].fitness_hi, 3),
+		       v[i].elite_rank ? rank : "-");
+		printf("%s%s\n", v[i].reason && *v[i].reason ? " " : "", nn(v[i].reason, ""));
+	}
+	section_end(&sec);
+}
+
+static int show_variant(struct db *db, const char *name)
+{
 	struct db_variant v;
+	struct db_build_row *builds = NULL;
+	struct db_gate_row *gates = NULL;
+	struct db_measured *meas = NULL;
+	struct db_variant_eval *evals = NULL;
+	size_t nb = 0, ng = 0, nm = 0, ne = 0;
 	long long id;
-	char ids[32];
+	int rc = -1;
 
 	if (db_variant_find_prefix(db, name, &id) < 0 || db_variant_get(db, id, &v) < 0)
 		return -1;
-	snprintf(ids, sizeof(ids), "%lld", id);
 	printf("variant %lld %s\n", v.id, v.hash);
 	printf("params    %s\n", nn(v.params, "(none)"));
 	printf("template  %s, hash %s, arch %s\n", v.template_name, v.template_hash, v.arch);
@@ -147,71 +170,25 @@ static int show_variant(struct db *db, const char *name)
 	printf("created   %s\n", v.created_at);
 	db_variant_release(&v);
 
-	if (db_exec_callback(db,
-	                     "SELECT spec, sanitize, outcome, regs, spill_stores, spill_loads,"
-	                     " static_smem, stack_frame, seconds, cached FROM builds"
-	                     " WHERE variant_id = ?1 ORDER BY sanitize, spec, id",
-	                     build_row, &builds, ids, (const char *)NULL) < 0)
-		return -1;
-	section_end(&builds);
-	if (db_exec_callback(db,
-	                     "SELECT run_id, gate, shape, outcome, reason FROM gates"
-	                     " WHERE variant_id = ?1 ORDER BY run_id, id",
-	                     gate_row, &gates, ids, (const char *)NULL) < 0)
-		return -1;
-	section_end(&gates);
-	if (db_exec_callback(db,
-	                     "SELECT device, shape, shape_dims, outcome, median_us, ci_lo_us,"
-	                     " ci_hi_us, tflops, rel_l2, max_abs, json_array_length(samples),"
-	                     " run_id, reason FROM measurements WHERE variant_id = ?1"
-	                     " ORDER BY device, id",
-	                     measurement_row, &meas, ids, (const char *)NULL) < 0)
-		return -1;
-	section_end(&meas);
-	/* The elite rank is the one in the run's final elite. */
-	if (db_exec_callback(db,
-	                     "SELECT x.run_id, x.generation, x.outcome, x.fitness, x.fitness_lo,"
-	                     " x.fitness_hi, x.reason, (SELECT e.rank FROM elite e"
-	                     " WHERE e.run_id = x.run_id AND e.variant_id = x.variant_id"
-	                     " AND e.generation = (SELECT max(generation) FROM elite"
-	                     " WHERE run_id = x.run_id)) FROM evals x WHERE x.variant_id = ?1"
-	                     " ORDER BY x.run_id",
-	                     eval_row, &evals, ids, (const char *)NULL) < 0)
-		return -1;
-	section_end(&evals);
-	return 0;
+	if (db_variant_builds(db, id, &builds, &nb) < 0 ||
+	    db_variant_gates(db, id, &gates, &ng) < 0 ||
+	    db_variant_measurements(db, id, &meas, &nm) < 0 ||
+	    db_variant_evals(db, id, &evals, &ne) < 0)
+		goto out;
+	print_builds(builds, nb);
+	print_gates(gates, ng);
+	print_measurements(meas, nm);
+	print_evals(evals, ne);
+	rc = 0;
+out:
+	db_build_rows_free(builds, nb);
+	db_gate_rows_free(gates, ng);
+	db_measured_free(meas, nm);
+	db_variant_evals_free(evals, ne);
+	return rc;
 }
 
 /* ----------------------------------------------------------------- a run */
-
-/* The first row's columns, copied. */
-struct first_row {
-	char *v[8];
-};
-
-static int first_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	struct first_row *r = ctx;
-	int i;
-
-	for (i = 0; i < ncols && i < (int)ARRAY_SIZE(r->v); i++)
-		r->v[i] = v[i] ? xstrdup(v[i]) : NULL;
-	return 1;
-}
-
-static void first_row_release(struct first_row *r)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(r->v); i++)
-		free(r->v[i]);
-	memset(r, 0, sizeof(*r));
-}
-
-static double col(const struct first_row *r, int i)
-{
-	return r->v[i] ? strtod(r->v[i], NULL) : NAN;
-}
 
 static void print_outcomes(const long long counts[OUTCOME_COUNT])
 {
@@ -230,75 +207,42 @@ static void print_outcomes(const long long counts[OUTCOME_COUNT])
 	printf("\n");
 }
 
-static int print_compiles(struct db *db, const char *id, long long evaluated)
+static int print_compiles(struct db *db, const struct db_run *r, long long evaluated)
 {
-	struct first_row c = {{NULL}}, w = {{NULL}};
-	double distinct, builds, fresh, cached, seconds, wall;
+	struct db_compile_stats c;
 
-	/*
-	 * Builds are shared by every run in the file and a build is recorded again
-	 * (cached) when a later run reuses it: the run's own are those of the
-	 * variants it evaluated, recorded while it ran.
-	 */
-	if (db_exec_callback(
-		db,
-		"SELECT count(DISTINCT CASE WHEN b.outcome = 'ok' THEN b.variant_id END),"
-		" count(*), total(b.cached = 0), total(b.cached), total(b.seconds)"
-		" FROM builds b, runs r WHERE r.id = ?1"
-		" AND b.variant_id IN (SELECT variant_id FROM evals WHERE run_id = ?1)"
-		" AND b.created_at >= r.started_at"
-		" AND (r.finished_at IS NULL OR b.created_at <= r.finished_at)",
-		first_row, &c, id, (const char *)NULL) < 0 ||
-	    db_exec_callback(db,
-	                     "SELECT (julianday(coalesce(finished_at,"
-	                     " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))) - julianday(started_at))"
-	                     " * 86400 FROM runs WHERE id = ?1",
-	                     first_row, &w, id, (const char *)NULL) < 0) {
-		first_row_release(&c);
+	if (db_run_compile_stats(db, r->id, &c) < 0)
 		return -1;
-	}
-	distinct = col(&c, 0);
-	builds = col(&c, 1);
-	fresh = col(&c, 2);
-	cached = col(&c, 3);
-	seconds = col(&c, 4);
-	wall = col(&w, 0);
-	printf("compiled    %.0f distinct variant%s: %.0f build%s, %.0f compiled", distinct,
-	       distinct == 1 ? "" : "s", builds, builds == 1 ? "" : "s", fresh);
-	if (fresh > 0 && seconds > 0)
-		printf(" in %.1f s of compile time (%.2f builds/s per job)", seconds,
-		       fresh / seconds);
-	printf(", %.0f from the cache\n", cached);
-	if (isfinite(wall) && wall >= 1)
-		printf("wall time   %.1f s, %.2f variants/s evaluated\n", wall,
-		       (double)evaluated / wall);
-	first_row_release(&c);
-	first_row_release(&w);
+	printf("compiled    %lld distinct variant%s: %lld build%s, %lld compiled", c.distinct_ok,
+	       c.distinct_ok == 1 ? "" : "s", c.builds, c.builds == 1 ? "" : "s", c.fresh);
+	if (c.fresh > 0 && c.seconds > 0)
+		printf(" in %.1f s of compile time (%.2f builds/s per job)", c.seconds,
+		       (double)c.fresh / c.seconds);
+	printf(", %lld from the cache\n", c.cached);
+	/* The time it ran: stops, kills and the hours it lay dead in between do not count. */
+	if (isfinite(r->wall_seconds) && r->wall_seconds > 0)
+		printf("wall time   %.1f s, %.2f variants/s evaluated\n", r->wall_seconds,
+		       (double)evaluated / r->wall_seconds);
+	else if (isnan(r->wall_seconds))
+		printf("wall time   unknown (the run died before it kept count)\n");
 	return 0;
 }
 
-static int print_elite(struct db *db, const struct db_run *run, const char *id)
+static int print_elite(struct db *db, const struct db_run *run)
 {
-	struct first_row n = {{NULL}};
 	struct ranking r;
 	long long count;
+	int gen;
 	size_t i;
 
-	if (db_exec_callback(
-		db,
-		"SELECT count(*), max(generation) FROM elite WHERE run_id = ?1"
-		" AND generation = (SELECT max(generation) FROM elite WHERE run_id = ?1)",
-		first_row, &n, id, (const char *)NULL) < 0)
+	if (db_elite_final(db, run->id, &gen, &count) < 0)
 		return -1;
-	count = n.v[0] ? strtoll(n.v[0], NULL, 10) : 0;
 	if (!count) {
 		printf("elite       none%s\n",
 		       !run->gpu && !run->replay_of ? " (nothing was timed: no GPU)" : "");
-		first_row_release(&n);
 		return 0;
 	}
-	printf("elite       generation %s, best first\n", n.v[1]);
-	first_row_release(&n);
+	printf("elite       generation %d, best first\n", gen);
 	if (export_rank(db, run->id, (size_t)count, &r) < 0)
 		return -1;
 	for (i = 0; i < r.n; i++) {
@@ -317,35 +261,44 @@ static int print_elite(struct db *db, const struct db_run *run, const char *id)
 	return 0;
 }
 
+/* "running (pid 123 on host, heartbeat ...)", "interrupted (its process ... is gone)", ... */
+static void print_status(const struct db_run *r)
+{
+	printf("run %lld (%s), started %s", r->id, r->status, r->started_at);
+	if (r->alive)
+		printf(", running as pid %lld on %s", r->pid, nn(r->host, "?"));
+	else if (!strcmp(r->status, "interrupted")) {
+		printf(", never finished: its process");
+		if (r->pid)
+			printf(" (pid %lld on %s)", r->pid, nn(r->host, "?"));
+		printf(" is gone");
+		if (r->heartbeat_at)
+			printf(", last seen %s", r->heartbeat_at);
+	} else if (r->finished_at)
+		printf(", finished %s", r->finished_at);
+	printf("\n");
+}
+
 static int show_run(struct db *db, long long run_id)
 {
 	struct db_run r;
-	struct first_row gen = {{NULL}};
 	struct export_shape *shapes = NULL;
 	long long counts[OUTCOME_COUNT], evaluated = 0;
 	size_t nshapes = 0, i, w = 0;
-	char id[32];
-	int rc = -1, o;
+	int rc = -1, o, gens;
 
 	if (db_run_get(db, run_id, &r) < 0)
 		return -1;
-	snprintf(id, sizeof(id), "%lld", run_id);
-	printf("run %lld (%s), started %s%s%s\n", r.id, r.status, r.started_at,
-	       r.finished_at ? ", finished " : "", r.finished_at ? r.finished_at : "");
+	print_status(&r);
 	printf("command     %s\n", r.command);
 	printf("config      %s\n", nn(r.config_path, "(none)"));
 	printf("template    %s, hash %s\n", r.template_name, r.template_hash);
 	printf("device      %s, driver %s, arch %s, NVRTC %s\n", r.device, r.driver, r.arch,
 	       r.nvrtc);
 	printf("strategy    %s, seed %llu, population %d\n", r.strategy, r.seed, r.population);
-	if (db_exec_callback(db,
-	                     "SELECT max(g) FROM (SELECT max(generation) AS g FROM population"
-	                     " WHERE run_id = ?1 UNION ALL SELECT max(generation) FROM evals"
-	                     " WHERE run_id = ?1)",
-	                     first_row, &gen, id, (const char *)NULL) < 0)
+	if (db_run_generations_done(db, run_id, &gens) < 0)
 		goto out;
-	printf("generations %lld done of %d\n", gen.v[0] ? strtoll(gen.v[0], NULL, 10) + 1 : 0,
-	       r.generations);
+	printf("generations %d done of %d\n", gens, r.generations);
 	if (r.replay_of)
 		printf("timing      replayed from '%s'\n", r.replay_of);
 	else if (r.gpu)
@@ -365,17 +318,32 @@ static int show_run(struct db *db, long long run_id)
 	for (o = 0; o < OUTCOME_COUNT; o++)
 		evaluated += counts[o];
 	print_outcomes(counts);
-	if (print_compiles(db, id, evaluated) < 0 || print_elite(db, &r, id) < 0)
+	if (print_compiles(db, &r, evaluated) < 0 || print_elite(db, &r) < 0)
 		goto out;
 	rc = 0;
 out:
 	export_shapes_free(shapes, nshapes);
-	first_row_release(&gen);
 	db_run_release(&r);
 	return rc;
 }
 
 /* ------------------------------------------------------------------- cmd */
+
+const struct cmd cmd_show_entry = {
+    .name = "show",
+    .fn = cmd_show,
+    .flags = READ_DB,
+    .summary = "explain a variant or a run from the database",
+    .usage = "usage: tuner show [VARIANT | --run ID]\n"
+	     "\n"
+	     "With a variant id or hash prefix: its params, builds, gate verdicts\n"
+	     "and measurements. With --run (or nothing): a run's summary, with its\n"
+	     "status as it is now: a run whose process died without finishing is\n"
+	     "interrupted, and its wall time counts only the time it ran.\n"
+	     "\n"
+	     "  --run ID     the run to summarise (default: the latest, any status)\n"
+	     "  -h, --help   print this help\n",
+};
 
 int cmd_show(int argc, char **argv, const struct globals *g)
 {
@@ -387,47 +355,38 @@ int cmd_show(int argc, char **argv, const struct globals *g)
 	long long run = 0;
 	const char *variant = NULL;
 	struct db *db;
-	char *end;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			errno = 0;
-			run = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || run < 1) {
-				error("--run needs a positive integer, got '%s'", optarg);
-				goto usage;
-			}
+			if (cmd_parse_range("--run", optarg, 1, LLONG_MAX, &run) < 0)
+				return cmd_usage(g, EX_USAGE);
 			break;
 		case 'h':
-			fputs(cmd_find("show")->usage, stdout);
-			return 0;
+			return cmd_usage(g, 0);
 		default:
-			goto usage;
+			return cmd_usage(g, EX_USAGE);
 		}
 	}
 	if (optind < argc)
 		variant = argv[optind++];
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
-		goto usage;
+		return cmd_usage(g, EX_USAGE);
 	}
 	if (variant && run) {
 		error("give a variant or --run, not both");
-		goto usage;
+		return cmd_usage(g, EX_USAGE);
 	}
 
-	rc = export_open(g->db_path, run, &db, variant ? NULL : &run);
-	if (rc)
-		return rc > 0 ? EX_NOINPUT : EX_DATAERR;
+	if ((rc = cmd_open_db(g, &db)) != 0)
+		return rc;
+	if (!variant && (rc = cmd_pick_run(db, run, 0, &run)) != 0) {
+		db_close(db);
+		return rc;
+	}
 	rc = variant ? show_variant(db, variant) : show_run(db, run);
 	db_close(db);
-	if (rc < 0)
-		return EX_DATAERR;
-	return cmd_flush_stdout();
-
-usage:
-	fputs(cmd_find("show")->usage, stderr);
-	return EX_USAGE;
+	return rc < 0 ? EX_DATAERR : 0;
 }

@@ -1,6 +1,6 @@
 /* tuner top: rank a run's elite by geometric-mean speedup, as a table or JSON. */
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +90,24 @@ static void print_table(const struct ranking *r, size_t k)
 		printf("\n(%zu ranked: the run has no more correct timed variants)\n", r->n);
 }
 
+const struct cmd cmd_top_entry = {
+    .name = "top",
+    .fn = cmd_top,
+    .flags = READ_DB,
+    .summary = "rank a run's elite by geometric-mean speedup",
+    .usage = "usage: tuner top [--k N] [--run ID] [--json]\n"
+	     "\n"
+	     "The best K variants of a run (its final elite, then its other correct\n"
+	     "variants by fitness): rank, params, geometric-mean speedup over the\n"
+	     "baseline with its 95% interval, and each shape's median time and\n"
+	     "speedup.\n"
+	     "\n"
+	     "  --k N        how many, 1 to 100000 (default 3)\n"
+	     "  --run ID     the run (default: the latest completed run)\n"
+	     "  --json       one JSON document on stdout\n"
+	     "  -h, --help   print this help\n",
+};
+
 int cmd_top(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
@@ -107,31 +125,33 @@ int cmd_top(int argc, char **argv, const struct globals *g)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
-			if (cmd_parse_int("--k", optarg, 1, &k) < 0)
-				goto usage;
+			if (cmd_parse_range("--k", optarg, 1, 100000, &k) < 0)
+				return cmd_usage(g, EX_USAGE);
 			break;
 		case 'r':
-			if (cmd_parse_int("--run", optarg, 1, &run) < 0)
-				goto usage;
+			if (cmd_parse_range("--run", optarg, 1, LLONG_MAX, &run) < 0)
+				return cmd_usage(g, EX_USAGE);
 			break;
 		case 'j':
 			json = 1;
 			break;
 		case 'h':
-			fputs(cmd_find("top")->usage, stdout);
-			return 0;
+			return cmd_usage(g, 0);
 		default:
-			goto usage;
+			return cmd_usage(g, EX_USAGE);
 		}
 	}
 	if (optind < argc) {
 		error("unexpected argument '%s'", argv[optind]);
-		goto usage;
+		return cmd_usage(g, EX_USAGE);
 	}
 
-	rc = export_open(g->db_path, run, &db, &run);
-	if (rc)
-		return rc > 0 ? EX_NOINPUT : EX_DATAERR;
+	if ((rc = cmd_open_db(g, &db)) != 0)
+		return rc;
+	if ((rc = cmd_pick_run(db, run, 1, &run)) != 0) {
+		db_close(db);
+		return rc;
+	}
 	if (export_rank(db, run, (size_t)k, &r) < 0) {
 		db_close(db);
 		return EX_DATAERR;
@@ -155,11 +175,5 @@ int cmd_top(int argc, char **argv, const struct globals *g)
 		print_table(&r, (size_t)k);
 	}
 	ranking_release(&r);
-	if (rc)
-		return EX_DATAERR;
-	return cmd_flush_stdout();
-
-usage:
-	fputs(cmd_find("top")->usage, stderr);
-	return EX_USAGE;
+	return rc ? EX_DATAERR : 0;
 }

@@ -214,6 +214,11 @@ void sb_release(struct strbuf *sb)
 
 int read_file(const char *path, char **out, size_t *len)
 {
+	return read_file_limited(path, 0, out, len);
+}
+
+int read_file_limited(const char *path, size_t max, char **out, size_t *len)
+{
 	struct strbuf sb = STRBUF_INIT;
 	char chunk[65536];
 	FILE *f = fopen(path, "rb");
@@ -221,8 +226,15 @@ int read_file(const char *path, char **out, size_t *len)
 
 	if (!f)
 		return -1;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (max && sb.len + n > max) {
+			fclose(f);
+			sb_release(&sb);
+			errno = EFBIG;
+			return -1;
+		}
 		sb_add(&sb, chunk, n);
+	}
 	if (ferror(f)) {
 		int e = errno;
 
@@ -315,6 +327,43 @@ char *path_join(const char *dir, const char *rel)
 	if (rel[0] == '/' || !dir || !*dir || !strcmp(dir, "."))
 		return xstrdup(rel);
 	return xasprintf("%s/%s", dir, rel);
+}
+
+/* "a/b/../c" as "a/c", "./x" as "x": lexically, and only when both name the same file. */
+char *path_tidy(const char *path)
+{
+	char *copy = xstrdup(path), *out = xmalloc(strlen(path) + 2), *seg, *save = NULL;
+	size_t *starts = xcalloc(strlen(path) + 1, sizeof(*starts)), depth = 0, len = 0;
+	struct stat a, b;
+	int abs = path[0] == '/';
+
+	if (abs)
+		out[len++] = '/';
+	for (seg = strtok_r(copy, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..") && depth && strncmp(out + starts[depth - 1], "../", 3) &&
+		    strcmp(out + starts[depth - 1], "..")) {
+			len = starts[--depth];
+			out[len] = '\0';
+			continue;
+		}
+		starts[depth++] = len;
+		len += (size_t)sprintf(out + len, "%s/", seg);
+	}
+	if (len > (size_t)abs)
+		len--; /* the last '/' */
+	out[len] = '\0';
+	if (!len)
+		strcpy(out, ".");
+	free(copy);
+	free(starts);
+	if (stat(path, &a) < 0 || stat(out, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		free(out);
+		return xstrdup(path);
+	}
+	return out;
 }
 
 /* ---------------------------------------------------------------- hashing */

@@ -1,9 +1,20 @@
-/* The NVRTC compile pool: worker threads, a cubin cache, and ptxas's resource report. */
+/* The NVRTC compile pool: compile processes with a time limit, a cubin cache, ptxas's report. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nvrtc.h>
@@ -13,6 +24,12 @@
 #ifndef TUNER_CUDA_HOME
 #define TUNER_CUDA_HOME "/usr/local/cuda"
 #endif
+
+#define CHILD_FD          3            /* the compile process's end of its socket */
+#define COMPILE_WIRE_MAX  (512u << 20) /* bytes in one message's body */
+#define EXIT_GRACE        5.0          /* seconds a compile process gets to exit before SIGKILL */
+#define COMPILE_CHILD_ENV "TUNER_COMPILE_CHILD"
+#define COMPILE_CRASH_ENV "TUNER_TEST_COMPILE_CRASH"
 
 void build_release(struct build *b)
 {
@@ -217,14 +234,167 @@ static int cache_store(const char *dir, struct compile_job *job, const void *cub
 	return ret;
 }
 
-/* ---------------------------------------------------------- one compile */
+/* ------------------------------------------------------------- the wire */
 
-/* A failure of the NVRTC API itself (not of the source): REJECT_COMPILE, never cached. */
-static void api_failure(struct build *b, const char *what, nvrtcResult r, const char *log)
+/*
+ * Parent and compile process speak in messages: a 4-byte tag ("CJOB" a job,
+ * "CRES" its result), the body's length as a 4-byte integer in host order
+ * (both ends are this binary on this machine), then the body: fields, each a
+ * 4-byte length and its bytes. A job is name, source, options...; a result is
+ * status ("ok", "compile", "api"), log, cubin.
+ */
+enum io { IO_OK = 1, IO_TIMEOUT = 0, IO_ERROR = -1, IO_EOF = -2 };
+
+/* Wait until fd is ready for events: IO_OK, IO_TIMEOUT past deadline (0: none), IO_ERROR. */
+static enum io wait_fd(int fd, short events, double deadline)
 {
-	b->outcome = REJECT_COMPILE;
-	b->log = xasprintf("error: %s failed: %s%s%s", what, nvrtcGetErrorString(r),
-	                   log && *log ? "\n" : "", log ? log : "");
+	struct pollfd pfd = {.fd = fd, .events = events};
+
+	for (;;) {
+		int ms = -1, r;
+
+		if (deadline > 0) {
+			double left = deadline - now_seconds();
+
+			if (left <= 0)
+				return IO_TIMEOUT;
+			ms = left > 3600 ? 3600 * 1000 : (int)(left * 1000) + 1;
+		}
+		r = poll(&pfd, 1, ms);
+		if (r > 0)
+			return IO_OK;
+		if (r < 0 && errno != EINTR)
+			return IO_ERROR;
+	}
+}
+
+static enum io write_full(int fd, const char *p, size_t len, double deadline)
+{
+	while (len) {
+		enum io w = wait_fd(fd, POLLOUT, deadline);
+		ssize_t n;
+
+		if (w != IO_OK)
+			return w;
+		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			return IO_ERROR;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return IO_OK;
+}
+
+/* IO_EOF when the peer closed before the first byte; a close later on is IO_ERROR. */
+static enum io read_full(int fd, char *p, size_t len, double deadline)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		enum io w = wait_fd(fd, POLLIN, deadline);
+		ssize_t n;
+
+		if (w != IO_OK)
+			return w;
+		n = recv(fd, p + got, len - got, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			return IO_ERROR;
+		}
+		if (n == 0)
+			return got ? IO_ERROR : IO_EOF;
+		got += (size_t)n;
+	}
+	return IO_OK;
+}
+
+static void msg_start(struct strbuf *m, const char *tag)
+{
+	sb_reset(m);
+	sb_add(m, tag, 4);
+	sb_add(m, "\0\0\0\0", 4);
+}
+
+static void msg_field(struct strbuf *m, const void *p, size_t len)
+{
+	uint32_t n = (uint32_t)len;
+
+	sb_add(m, (const char *)&n, sizeof(n));
+	if (len)
+		sb_add(m, p, len);
+}
+
+static enum io msg_send(int fd, struct strbuf *m, double deadline)
+{
+	uint32_t n = (uint32_t)(m->len - 8);
+
+	if (m->len - 8 > COMPILE_WIRE_MAX)
+		return IO_ERROR;
+	memcpy(m->buf + 4, &n, sizeof(n));
+	return write_full(fd, m->buf, m->len, deadline);
+}
+
+/* A message with this tag into m (its body only). */
+static enum io msg_recv(int fd, const char *tag, struct strbuf *m, double deadline)
+{
+	char hdr[8];
+	uint32_t n;
+	enum io r = read_full(fd, hdr, sizeof(hdr), deadline);
+
+	if (r != IO_OK)
+		return r;
+	memcpy(&n, hdr + 4, sizeof(n));
+	if (memcmp(hdr, tag, 4) || n > COMPILE_WIRE_MAX)
+		return IO_ERROR;
+	sb_reset(m);
+	sb_grow(m, n);
+	r = read_full(fd, m->buf, n, deadline);
+	if (r == IO_EOF)
+		r = IO_ERROR;
+	if (r != IO_OK)
+		return r;
+	m->len = n;
+	m->buf[n] = '\0';
+	return IO_OK;
+}
+
+struct msg_iter {
+	const char *p, *end;
+};
+
+/* The next field: 1, 0 at the end, -1 when the body is malformed. */
+static int msg_next(struct msg_iter *it, const char **p, size_t *len)
+{
+	uint32_t n;
+
+	if (it->p == it->end)
+		return 0;
+	if ((size_t)(it->end - it->p) < sizeof(n))
+		return -1;
+	memcpy(&n, it->p, sizeof(n));
+	it->p += sizeof(n);
+	if ((size_t)(it->end - it->p) < n)
+		return -1;
+	*p = it->p;
+	*len = n;
+	it->p += n;
+	return 1;
+}
+
+/* ------------------------------------------- the compile process: NVRTC */
+
+enum status { ST_OK, ST_COMPILE, ST_API, ST_DIED };
+static const char *const status_names[] = {"ok", "compile", "api"};
+
+/* A failure of the NVRTC API itself (not of the source): never cached. */
+static char *api_failure(const char *what, nvrtcResult r, const char *log)
+{
+	return xasprintf("error: %s failed: %s%s%s", what, nvrtcGetErrorString(r),
+	                 log && *log ? "\n" : "", log ? log : "");
 }
 
 static char *program_log(nvrtcProgram prog)
@@ -240,6 +410,400 @@ static char *program_log(nvrtcProgram prog)
 	return log;
 }
 
+/* One NVRTC compile, in the compile process: the status, NVRTC's log, the cubin. */
+static enum status nvrtc_compile(const char *name, const char *source, const char *const *opts,
+                                 int nopts, char **log_out, char **cubin_out, size_t *size_out)
+{
+	nvrtcProgram prog;
+	nvrtcResult r;
+	enum status st = ST_OK;
+	char *log, *cubin = NULL;
+	size_t size = 0;
+
+	*cubin_out = NULL;
+	*size_out = 0;
+	r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
+	if (r != NVRTC_SUCCESS) {
+		*log_out = api_failure("nvrtcCreateProgram", r, NULL);
+		return ST_API;
+	}
+	r = nvrtcCompileProgram(prog, nopts, opts);
+	log = program_log(prog);
+	if (r == NVRTC_SUCCESS) {
+		r = nvrtcGetCUBINSize(prog, &size);
+		if (r == NVRTC_SUCCESS && size > 0) {
+			cubin = xmalloc(size);
+			r = nvrtcGetCUBIN(prog, cubin);
+		}
+		if (r == NVRTC_SUCCESS && size == 0)
+			r = NVRTC_ERROR_INVALID_INPUT; /* e.g. a compute_XX target: PTX, no cubin */
+		if (r != NVRTC_SUCCESS) {
+			*log_out = api_failure("nvrtcGetCUBIN", r, log);
+			free(log);
+			free(cubin);
+			st = ST_API;
+		}
+	} else if (r == NVRTC_ERROR_COMPILATION) {
+		st = ST_COMPILE;
+	} else {
+		*log_out = api_failure("nvrtcCompileProgram", r, log);
+		free(log);
+		st = ST_API;
+	}
+	nvrtcDestroyProgram(&prog);
+	if (st == ST_OK) {
+		*cubin_out = cubin;
+		*size_out = size;
+	}
+	if (st != ST_API)
+		*log_out = log;
+	return st;
+}
+
+/* Answer one job message: decode it, compile, encode the result into out. */
+static int serve_job(struct strbuf *in, struct strbuf *out)
+{
+	struct msg_iter it = {in->buf, in->buf + in->len};
+	char *name = NULL, *source = NULL, **opts = NULL, *log = NULL, *cubin = NULL;
+	size_t nopts = 0, alloc = 0, len, size = 0, i;
+	const char *p, *hook;
+	enum status st;
+	int r;
+
+	while ((r = msg_next(&it, &p, &len)) > 0) {
+		char *s = xstrndup(p, len);
+
+		if (!name) {
+			name = s;
+		} else if (!source) {
+			source = s;
+		} else {
+			ALLOC_GROW(opts, nopts + 1, alloc);
+			opts[nopts++] = s;
+		}
+	}
+	if (r < 0 || !source || nopts > INT_MAX) {
+		r = error("compile process: a malformed job");
+		goto out;
+	}
+	/* The testing hook (compile.h): crash as NVRTC 13.0 does on some sm_90a code. */
+	hook = getenv(COMPILE_CRASH_ENV);
+	if (hook && *hook && strstr(source, hook))
+		abort();
+	st =
+	    nvrtc_compile(name, source, (const char *const *)opts, (int)nopts, &log, &cubin, &size);
+	msg_start(out, "CRES");
+	msg_field(out, status_names[st], strlen(status_names[st]));
+	msg_field(out, log, strlen(log));
+	msg_field(out, cubin, size);
+	r = 0;
+out:
+	for (i = 0; i < nopts; i++)
+		free(opts[i]);
+	free(opts);
+	free(name);
+	free(source);
+	free(log);
+	free(cubin);
+	return r;
+}
+
+int compile_child_main(int argc, char **argv)
+{
+	static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+	struct strbuf in = STRBUF_INIT, out = STRBUF_INIT;
+	struct sigaction sa;
+	int fd = -1, ret = 0, i;
+	enum io r;
+
+	for (i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "--fd=", 5)) {
+			fd = atoi(argv[i] + 5);
+		} else {
+			error("__compile: unknown argument '%s'", argv[i]);
+			return EX_USAGE;
+		}
+	}
+	if (fd < 0 || !getenv(COMPILE_CHILD_ENV)) {
+		error("__compile is tuner's compile process; tuner starts it itself");
+		return EX_USAGE;
+	}
+	/* A crash is to end this process by its signal, which the pool names (sanitizers
+	 * would turn it into an exit status). */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (i = 0; i < (int)ARRAY_SIZE(crash_signals); i++)
+		sigaction(crash_signals[i], &sa, NULL);
+	for (;;) {
+		r = msg_recv(fd, "CJOB", &in, 0);
+		if (r == IO_EOF)
+			break;
+		if (r != IO_OK) {
+			ret = EX_PROTOCOL;
+			error("compile process: cannot read a job from the pool");
+			break;
+		}
+		if (serve_job(&in, &out) < 0) {
+			ret = EX_PROTOCOL;
+			break;
+		}
+		if (msg_send(fd, &out, 0) != IO_OK) {
+			ret = EX_IOERR; /* the pool is gone: nothing to say it to */
+			break;
+		}
+	}
+	sb_release(&in);
+	sb_release(&out);
+	close(fd);
+	return ret;
+}
+
+/* ---------------------------------------- the compile process: the pool's end */
+
+/* One compile process, owned by one pool thread. */
+struct slot {
+	pid_t pid; /* 0: none running */
+	int fd;
+	struct strbuf msg;
+};
+
+/* Close every descriptor from lo up: the child must not hold the parent's files. */
+static void close_from(int lo)
+{
+	int fd;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0)
+		return;
+#endif
+	for (fd = lo; fd < 4096; fd++)
+		close(fd);
+}
+
+/* Between fork and exec: async-signal-safe calls only. */
+static _Noreturn void exec_child(int fd, pid_t parent, char *const argv[], char *const envp[])
+{
+	struct sigaction sa;
+	sigset_t none;
+	int null;
+
+	/* The process dies with the thread that started it, which serves it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	if (fd == CHILD_FD)
+		fcntl(fd, F_SETFD, 0);
+	else if (dup2(fd, CHILD_FD) < 0)
+		_exit(127);
+	null = open("/dev/null", O_RDONLY);
+	if (null > 0) {
+		dup2(null, 0);
+		close(null);
+	}
+	dup2(2, 1); /* keep whatever it prints off the parent's output */
+	close_from(CHILD_FD + 1);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN; /* Ctrl-C is the parent's to handle; it finishes the compile */
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &sa, NULL);
+	execve("/proc/self/exe", argv, envp);
+	_exit(127);
+}
+
+/* The environment plus COMPILE_CHILD_ENV: a compile process never starts another. */
+static char **child_env(void)
+{
+	size_t n = 0, i;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	env = xcalloc(n + 2, sizeof(*env));
+	for (i = 0; i < n; i++)
+		env[i] = environ[i];
+	env[n] = COMPILE_CHILD_ENV "=1";
+	return env;
+}
+
+static int slot_spawn(struct slot *s, char *why, size_t whylen)
+{
+	char fdarg[32];
+	char *argv[] = {"tuner", "__compile", fdarg, NULL};
+	char **envp;
+	pid_t parent = getpid(), pid;
+	int sv[2];
+
+	if (getenv(COMPILE_CHILD_ENV)) {
+		snprintf(why, whylen, "this process is itself a compile process");
+		return -1;
+	}
+	snprintf(fdarg, sizeof(fdarg), "--fd=%d", CHILD_FD);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(why, whylen, "cannot create a socket: %s", strerror(errno));
+		return -1;
+	}
+	envp = child_env();
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, whylen, "cannot fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		free(envp);
+		return -1;
+	}
+	if (pid == 0)
+		exec_child(sv[1], parent, argv, envp);
+	free(envp);
+	close(sv[1]);
+	s->pid = pid;
+	s->fd = sv[0];
+	return 0;
+}
+
+/* Close the socket and wait for the process, killing it at once (grace 0) or after grace s. */
+static int slot_reap(struct slot *s, double grace)
+{
+	double until = now_seconds() + grace;
+	int status = 0;
+	pid_t r;
+
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	if (!s->pid)
+		return 0;
+	if (grace <= 0)
+		kill(s->pid, SIGKILL);
+	for (;;) {
+		r = waitpid(s->pid, &status, grace > 0 ? WNOHANG : 0);
+		if (r == s->pid || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0) {
+			if (now_seconds() >= until) {
+				kill(s->pid, SIGKILL);
+				grace = 0;
+			} else {
+				struct timespec ts = {0, 5 * 1000 * 1000};
+
+				nanosleep(&ts, NULL);
+			}
+		}
+	}
+	s->pid = 0;
+	return status;
+}
+
+static void describe_status(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		const char *abbrev = sigabbrev_np(sig), *descr = sigdescr_np(sig);
+
+		snprintf(buf, len, "signal %d (SIG%s, %s)", sig, abbrev ? abbrev : "?",
+		         descr ? descr : "unknown signal");
+	} else if (WIFEXITED(status)) {
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	} else {
+		snprintf(buf, len, "status 0x%x", (unsigned)status);
+	}
+}
+
+/* What one compile process answered: its status, log and cubin (pointing into s->msg). */
+struct answer {
+	enum status status;
+	char *log; /* malloc'd */
+	const char *cubin;
+	size_t size;
+};
+
+static int decode_answer(struct strbuf *m, struct answer *a)
+{
+	struct msg_iter it = {m->buf, m->buf + m->len};
+	const char *st, *log, *extra;
+	size_t stlen, loglen, extralen, i;
+
+	if (msg_next(&it, &st, &stlen) != 1 || msg_next(&it, &log, &loglen) != 1 ||
+	    msg_next(&it, &a->cubin, &a->size) != 1 || msg_next(&it, &extra, &extralen) != 0)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(status_names); i++)
+		if (stlen == strlen(status_names[i]) && !memcmp(st, status_names[i], stlen))
+			break;
+	if (i == ARRAY_SIZE(status_names) || (i == ST_OK) != (a->size > 0))
+		return -1;
+	a->status = (enum status)i;
+	a->log = xstrndup(log, loglen);
+	return 0;
+}
+
+/*
+ * Compile job in the slot's process (started first if there is none) within
+ * timeout seconds. A process that crashes, hangs or talks nonsense is gone
+ * afterwards: ST_DIED, and a log that says what happened to it.
+ */
+static void slot_compile(struct slot *s, const struct compile_job *job, const char *cuda_include,
+                         double timeout, struct answer *a)
+{
+	const char *name = job->name ? job->name : "variant.cu";
+	char why[256], st[96];
+	double deadline;
+	enum io r;
+	size_t i;
+	int status;
+
+	memset(a, 0, sizeof(*a));
+	a->status = ST_DIED;
+	if (!s->pid && slot_spawn(s, why, sizeof(why)) < 0) {
+		a->log = xasprintf("error: cannot start a compile process: %s", why);
+		return;
+	}
+	msg_start(&s->msg, "CJOB");
+	msg_field(&s->msg, name, strlen(name));
+	msg_field(&s->msg, job->source, strlen(job->source));
+	for (i = 0; i < job->noptions; i++)
+		msg_field(&s->msg, job->options[i], strlen(job->options[i]));
+	msg_field(&s->msg, cuda_include, strlen(cuda_include));
+	if (s->msg.len - 8 > COMPILE_WIRE_MAX) {
+		a->log = xasprintf("error: '%s' is too large to compile: %zu bytes of source and "
+		                   "options, at most %u",
+		                   name, s->msg.len - 8, COMPILE_WIRE_MAX);
+		return;
+	}
+	deadline = now_seconds() + timeout;
+	r = msg_send(s->fd, &s->msg, deadline);
+	if (r == IO_OK)
+		r = msg_recv(s->fd, "CRES", &s->msg, deadline);
+	if (r == IO_OK && decode_answer(&s->msg, a) == 0)
+		return;
+	if (r == IO_TIMEOUT) {
+		slot_reap(s, 0);
+		a->log = xasprintf("error: the compile of '%s' timed out: no result within %g s, "
+		                   "the compile process was killed",
+		                   name, timeout);
+		return;
+	}
+	if (r == IO_OK) {
+		slot_reap(s, 0);
+		a->log =
+		    xasprintf("error: the compile process sent a malformed result for '%s'", name);
+		return;
+	}
+	status = slot_reap(s, EXIT_GRACE);
+	describe_status(status, st, sizeof(st));
+	if (WIFSIGNALED(status))
+		a->log = xasprintf("error: the compiler crashed on '%s': the compile process "
+		                   "died of %s",
+		                   name, st);
+	else
+		a->log = xasprintf("error: the compile process ended without a result for '%s' "
+		                   "(%s)",
+		                   name, st);
+}
+
+/* ------------------------------------------------------------- the pool */
+
 struct compile_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t work; /* a job was queued, a key was released, or stop */
@@ -251,94 +815,51 @@ struct compile_pool {
 	struct compile_job **running; /* one slot per thread: keys being compiled */
 	size_t outstanding;           /* submitted and not yet returned by compile_pool_next */
 	int stop;
+	double timeout; /* seconds per fresh compile */
 	pthread_t *threads;
+	struct slot *slots; /* each thread's compile process */
 	int nthreads;
 	char *cache_dir;
 	char *cuda_include; /* -I<CUDA>/include */
 };
 
-static void compile_fresh(struct compile_pool *pool, struct compile_job *job)
+/* A compile that is not in the cache: in the slot's process, then parsed and cached here. */
+static void compile_fresh(struct compile_pool *pool, struct slot *s, struct compile_job *job,
+                          double timeout)
 {
 	struct build *b = &job->result;
-	const char **opts = xcalloc(job->noptions + 1, sizeof(*opts));
 	double t0 = now_seconds();
-	nvrtcProgram prog;
-	nvrtcResult r;
-	char *cubin = NULL;
-	size_t size = 0, i, n = 0;
+	struct answer a;
 
 	memset(b, 0, sizeof(*b));
-	for (i = 0; i < job->noptions; i++)
-		opts[n++] = job->options[i];
-	opts[n++] = pool->cuda_include;
-	r = nvrtcCreateProgram(&prog, job->source, job->name ? job->name : "variant.cu", 0, NULL,
-	                       NULL);
-	if (r != NVRTC_SUCCESS) {
-		api_failure(b, "nvrtcCreateProgram", r, NULL);
-		free(opts);
+	slot_compile(s, job, pool->cuda_include, timeout, &a);
+	b->seconds = now_seconds() - t0;
+	b->log = a.log;
+	b->outcome = a.status == ST_OK ? VARIANT_OK : REJECT_COMPILE;
+	if (a.status == ST_OK && job->entry && compile_parse_ptxas(b->log, job->entry, b) < 0)
+		warning("no ptxas report for entry '%s' in the log of '%s'", job->entry,
+		        job->name ? job->name : job->key);
+	/*
+	 * A compile error is a property of the source: cache it. An API failure, a crash
+	 * or a timeout may not be (another NVRTC, a loaded machine): compile again next time.
+	 */
+	if (a.status != ST_OK && a.status != ST_COMPILE)
 		return;
-	}
-	r = nvrtcCompileProgram(prog, (int)n, opts);
-	free(opts);
-	b->log = program_log(prog);
-	if (r == NVRTC_SUCCESS) {
-		r = nvrtcGetCUBINSize(prog, &size);
-		if (r == NVRTC_SUCCESS && size > 0) {
-			cubin = xmalloc(size);
-			r = nvrtcGetCUBIN(prog, cubin);
+	if (cache_store(pool->cache_dir, job, a.cubin, a.size) == 0) {
+		if (b->outcome == VARIANT_OK) {
+			b->cubin_path = cache_path(pool->cache_dir, job->key, "cubin");
+			b->cubin_size = a.size;
 		}
-		if (r == NVRTC_SUCCESS && size == 0)
-			r = NVRTC_ERROR_INVALID_INPUT; /* e.g. a compute_XX target: PTX, no cubin */
-		if (r != NVRTC_SUCCESS) {
-			char *log = b->log;
-
-			api_failure(b, "nvrtcGetCUBIN", r, log);
-			free(log);
-		}
-	} else if (r == NVRTC_ERROR_COMPILATION) {
-		b->outcome = REJECT_COMPILE;
-	} else {
+	} else if (b->outcome == VARIANT_OK) {
+		/* Nothing can load a cubin that was never written. */
 		char *log = b->log;
 
-		api_failure(b, "nvrtcCompileProgram", r, log);
+		b->outcome = REJECT_COMPILE;
+		b->log = xasprintf("error: cannot write build '%s' to the cache '%s'\n%s", job->key,
+		                   pool->cache_dir, log);
 		free(log);
 	}
-	nvrtcDestroyProgram(&prog);
-	b->seconds = now_seconds() - t0;
-
-	if (r == NVRTC_SUCCESS) {
-		b->outcome = VARIANT_OK;
-		if (job->entry && compile_parse_ptxas(b->log, job->entry, b) < 0)
-			warning("no ptxas report for entry '%s' in the log of '%s'", job->entry,
-			        job->name ? job->name : job->key);
-	}
-	/* A compile error is a property of the source: cache it. An API failure may not be. */
-	if (r == NVRTC_SUCCESS || r == NVRTC_ERROR_COMPILATION) {
-		if (cache_store(pool->cache_dir, job, cubin, size) == 0) {
-			if (b->outcome == VARIANT_OK) {
-				b->cubin_path = cache_path(pool->cache_dir, job->key, "cubin");
-				b->cubin_size = size;
-			}
-		} else if (b->outcome == VARIANT_OK) {
-			/* Nothing can load a cubin that was never written. */
-			char *log = b->log;
-
-			b->outcome = REJECT_COMPILE;
-			b->log = xasprintf("error: cannot write build '%s' to the cache '%s'\n%s",
-			                   job->key, pool->cache_dir, log);
-			free(log);
-		}
-	}
-	free(cubin);
 }
-
-static void run_job(struct compile_pool *pool, struct compile_job *job)
-{
-	if (!cache_lookup(pool->cache_dir, job))
-		compile_fresh(pool, job);
-}
-
-/* ------------------------------------------------------------- the pool */
 
 static int key_running(const struct compile_pool *pool, const char *key)
 {
@@ -368,19 +889,22 @@ static struct compile_job *take_job(struct compile_pool *pool)
 	return NULL;
 }
 
-struct worker_arg {
+struct thread_arg {
 	struct compile_pool *pool;
 	int slot;
 };
 
-static void *worker_main(void *arg)
+/* One pool thread: takes jobs, answers cache hits itself, and serves its compile process. */
+static void *thread_main(void *arg)
 {
-	struct worker_arg *wa = arg;
-	struct compile_pool *pool = wa->pool;
-	int slot = wa->slot;
+	struct thread_arg *ta = arg;
+	struct compile_pool *pool = ta->pool;
+	int slot = ta->slot;
+	struct slot *s = &pool->slots[slot];
 	struct compile_job *job;
+	double timeout;
 
-	free(wa);
+	free(ta);
 	pthread_mutex_lock(&pool->lock);
 	for (;;) {
 		job = NULL;
@@ -389,9 +913,11 @@ static void *worker_main(void *arg)
 		if (!job)
 			break;
 		pool->running[slot] = job;
+		timeout = pool->timeout;
 		pthread_mutex_unlock(&pool->lock);
 
-		run_job(pool, job);
+		if (!cache_lookup(pool->cache_dir, job))
+			compile_fresh(pool, s, job, timeout);
 
 		pthread_mutex_lock(&pool->lock);
 		pool->running[slot] = NULL;
@@ -402,6 +928,9 @@ static void *worker_main(void *arg)
 		pthread_cond_broadcast(&pool->work);
 	}
 	pthread_mutex_unlock(&pool->lock);
+	/* The process reads the closed socket as the end and exits. */
+	slot_reap(s, EXIT_GRACE);
+	sb_release(&s->msg);
 	return NULL;
 }
 
@@ -422,19 +951,22 @@ struct compile_pool *compile_pool_new(int nthreads, const char *cache_dir)
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->done, NULL);
+	pool->timeout = COMPILE_DEFAULT_TIMEOUT;
 	pool->cache_dir = xstrdup(cache_dir);
 	pool->cuda_include = xasprintf("-I%s/include", cuda && *cuda ? cuda : TUNER_CUDA_HOME);
 	pool->running = xcalloc((size_t)nthreads, sizeof(*pool->running));
 	pool->threads = xcalloc((size_t)nthreads, sizeof(*pool->threads));
+	pool->slots = xcalloc((size_t)nthreads, sizeof(*pool->slots));
 	for (i = 0; i < nthreads; i++) {
-		struct worker_arg *wa = xmalloc(sizeof(*wa));
+		struct thread_arg *ta = xmalloc(sizeof(*ta));
 		int e;
 
-		wa->pool = pool;
-		wa->slot = i;
-		e = pthread_create(&pool->threads[i], NULL, worker_main, wa);
+		pool->slots[i].fd = -1;
+		ta->pool = pool;
+		ta->slot = i;
+		e = pthread_create(&pool->threads[i], NULL, thread_main, ta);
 		if (e) {
-			free(wa);
+			free(ta);
 			error("cannot start compile thread: %s", strerror(e));
 			break;
 		}
@@ -445,6 +977,13 @@ struct compile_pool *compile_pool_new(int nthreads, const char *cache_dir)
 		return NULL;
 	}
 	return pool;
+}
+
+void compile_pool_set_timeout(struct compile_pool *pool, double seconds)
+{
+	pthread_mutex_lock(&pool->lock);
+	pool->timeout = seconds > 0 ? seconds : COMPILE_DEFAULT_TIMEOUT;
+	pthread_mutex_unlock(&pool->lock);
 }
 
 void compile_pool_submit(struct compile_pool *pool, struct compile_job *job)
@@ -482,7 +1021,7 @@ void compile_pool_free(struct compile_pool *pool)
 
 	if (!pool)
 		return;
-	/* Jobs not started are dropped; jobs being compiled finish first. */
+	/* Jobs not started are dropped; jobs being compiled finish first (or time out). */
 	pthread_mutex_lock(&pool->lock);
 	pool->stop = 1;
 	pthread_cond_broadcast(&pool->work);
@@ -496,6 +1035,7 @@ void compile_pool_free(struct compile_pool *pool)
 	free(pool->finished);
 	free(pool->running);
 	free(pool->threads);
+	free(pool->slots);
 	free(pool->cache_dir);
 	free(pool->cuda_include);
 	free(pool);

@@ -54,6 +54,10 @@ static const struct cuda_sym cuda_syms[] = {
     SYM(MemsetD8, "cuMemsetD8_v2"),
     SYM(MemsetD16, "cuMemsetD16_v2"),
     SYM(MemsetD32Async, "cuMemsetD32Async"),
+    SYM(MemsetD8Async, "cuMemsetD8Async"),
+    SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+    SYM(LaunchKernelEx, "cuLaunchKernelEx"),
+    SYM(TensorMapEncodeTiled, "cuTensorMapEncodeTiled"),
     SYM(StreamCreate, "cuStreamCreate"),
     SYM(StreamSynchronize, "cuStreamSynchronize"),
     SYM(StreamDestroy, "cuStreamDestroy_v2"),
@@ -157,6 +161,59 @@ int cuda_load(char *why, size_t whylen)
 		return -1;
 	}
 	return load_devices;
+}
+
+/*
+ * The installed NVIDIA kernel module's version from /proc/driver/nvidia/version
+ * ("... Kernel Module  580.95.05  ..."); "" when there is none.
+ */
+static void kernel_module_version(char *out, size_t len)
+{
+	char line[512], *p;
+	FILE *f = fopen("/proc/driver/nvidia/version", "r");
+
+	*out = '\0';
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && (p = strstr(line, "Kernel Module")))
+		sscanf(p + strlen("Kernel Module"), " %63s", out);
+	out[len - 1] = '\0';
+	fclose(f);
+}
+
+int cuda_driver_version(char *out, size_t len, char *module, size_t modlen, char *why,
+                        size_t whylen)
+{
+	const char *lib = getenv("TUNER_LIBCUDA");
+	CUresult (*get)(int *) = NULL;
+	char line[200];
+	void *h, *sym;
+	int v = 0, rc = -1;
+
+	*module = '\0';
+	if (!lib || !*lib)
+		lib = "libcuda.so.1";
+	/* Its own handle: no cuInit, so a machine without a device still says which driver. */
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(why, whylen, "cannot load '%s': %s", lib,
+		         first_line(dlerror(), line, sizeof(line)));
+		return -1;
+	}
+	sym = dlsym(h, "cuDriverGetVersion");
+	if (sym)
+		memcpy(&get, &sym, sizeof(get));
+	if (!get)
+		snprintf(why, whylen, "'%s' has no cuDriverGetVersion", lib);
+	else if (get(&v) != CUDA_SUCCESS || v <= 0)
+		snprintf(why, whylen, "'%s' does not say its version", lib);
+	else {
+		snprintf(out, len, "%d.%d", v / 1000, v % 1000 / 10);
+		kernel_module_version(module, modlen);
+		rc = 0;
+	}
+	dlclose(h);
+	return rc;
 }
 
 /* ----------------------------------------------------------------- errors */

@@ -6,12 +6,12 @@
 
 /* One literal per line: ISO C only promises string literals of 4095 bytes. */
 
-const int db_sql_version = 1;
+const int db_sql_version = 2;
 
 /* db/schema.sql */
 const char *const db_sql_schema[] = {
 	"-- The whole current schema of the tuner database; a fresh database is created from this file.\n",
-	"-- schema-version: 1\n",
+	"-- schema-version: 2\n",
 	"--\n",
 	"-- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the\n",
 	"-- statements that take a database from the previous version to it), apply the same change here,\n",
@@ -26,8 +26,9 @@ const char *const db_sql_schema[] = {
 	"\tid INTEGER PRIMARY KEY,\n",
 	"\tstarted_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),\n",
 	"\tfinished_at TEXT,                 -- NULL while running\n",
-	"\tstatus TEXT NOT NULL DEFAULT 'running'\n",
-	"\t\tCONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed')),\n",
+	"\tstatus TEXT NOT NULL DEFAULT 'running'   -- 'interrupted': its process died without a word\n",
+	"\t\tCONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed',\n",
+	"\t\t\t'interrupted')),\n",
 	"\tcommand TEXT NOT NULL,            -- the command line\n",
 	"\tconfig_path TEXT,\n",
 	"\tconfig_text TEXT,                 -- the config as read, so the run can be reproduced\n",
@@ -43,7 +44,12 @@ const char *const db_sql_schema[] = {
 	"\tpopulation INTEGER NOT NULL,\n",
 	"\tshapes TEXT NOT NULL,             -- JSON array of {name, dims...}\n",
 	"\tgpu INTEGER NOT NULL CONSTRAINT runs_gpu CHECK (gpu IN (0, 1)),\n",
-	"\treplay_of TEXT                    -- the database a replay answered from, else NULL\n",
+	"\treplay_of TEXT,                   -- the database a replay answered from, else NULL\n",
+	"\thost TEXT,                        -- where the process that runs it runs (gethostname)\n",
+	"\tpid INTEGER,                      -- that process\n",
+	"\tpid_start INTEGER,                -- its start time (clock ticks after boot), against pid reuse\n",
+	"\theartbeat_at TEXT,                -- its last sign of life, moved as the run progresses\n",
+	"\tactive_seconds REAL               -- seconds it was running, summed over stops and resumes\n",
 	");\n",
 	"\n",
 	"-- A point of the search space, shared by all runs: identified by the hash of (template source,\n",
@@ -161,6 +167,55 @@ const char *const db_sql_schema[] = {
 	NULL,
 };
 
+/* db/migrations/0002-run-liveness.sql */
+static const char *const migration_0002[] = {
+	"-- Liveness of a run. A run records the process that runs it (pid and its start time on host), a\n",
+	"-- heartbeat that moves as it progresses, and the seconds it was active, so that a reader can tell\n",
+	"-- a live run from one whose process died without a word (shown and, by the next writer, stored\n",
+	"-- as 'interrupted'), and so that the hours a dead run lay idle are not counted as its wall time.\n",
+	"-- The status constraint gains 'interrupted': the table is rebuilt (ALTER TABLE cannot change a\n",
+	"-- CHECK), keeping every row and id.\n",
+	"CREATE TABLE runs_new (\n",
+	"\tid INTEGER PRIMARY KEY,\n",
+	"\tstarted_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),\n",
+	"\tfinished_at TEXT,\n",
+	"\tstatus TEXT NOT NULL DEFAULT 'running'\n",
+	"\t\tCONSTRAINT runs_status CHECK (status IN ('running', 'stopped', 'done', 'failed',\n",
+	"\t\t\t'interrupted')),\n",
+	"\tcommand TEXT NOT NULL,\n",
+	"\tconfig_path TEXT,\n",
+	"\tconfig_text TEXT,\n",
+	"\ttemplate_name TEXT NOT NULL,\n",
+	"\ttemplate_hash TEXT NOT NULL,\n",
+	"\tarch TEXT NOT NULL,\n",
+	"\tdevice TEXT NOT NULL,\n",
+	"\tdriver TEXT NOT NULL,\n",
+	"\tnvrtc TEXT NOT NULL,\n",
+	"\tstrategy TEXT NOT NULL,\n",
+	"\tseed INTEGER NOT NULL,\n",
+	"\tgenerations INTEGER NOT NULL,\n",
+	"\tpopulation INTEGER NOT NULL,\n",
+	"\tshapes TEXT NOT NULL,\n",
+	"\tgpu INTEGER NOT NULL CONSTRAINT runs_gpu CHECK (gpu IN (0, 1)),\n",
+	"\treplay_of TEXT,\n",
+	"\thost TEXT,\n",
+	"\tpid INTEGER,\n",
+	"\tpid_start INTEGER,\n",
+	"\theartbeat_at TEXT,\n",
+	"\tactive_seconds REAL\n",
+	");\n",
+	"INSERT INTO runs_new (id, started_at, finished_at, status, command, config_path, config_text,\n",
+	"\ttemplate_name, template_hash, arch, device, driver, nvrtc, strategy, seed, generations,\n",
+	"\tpopulation, shapes, gpu, replay_of)\n",
+	"SELECT id, started_at, finished_at, status, command, config_path, config_text, template_name,\n",
+	"\ttemplate_hash, arch, device, driver, nvrtc, strategy, seed, generations, population, shapes,\n",
+	"\tgpu, replay_of FROM runs;\n",
+	"DROP TABLE runs;\n",
+	"ALTER TABLE runs_new RENAME TO runs;\n",
+	NULL,
+};
+
 const struct db_sql_file db_sql_migrations[] = {
+	{ 2, "0002-run-liveness.sql", migration_0002 },
 	{ 0, NULL, NULL },
 };

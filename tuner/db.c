@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 struct db {
 	sqlite3 *h;
 	char *path;
-	int in_tx; /* inside db_begin() */
+	int in_tx;   /* inside db_begin() */
+	int version; /* the schema version of the file: readers of an older one read what it has */
 };
 
 #define NOW_SQL         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
@@ -413,6 +415,7 @@ int db_open_schema(const char *path, const char *schema, int version,
 	    migrate(db, schema, version, migrations) < 0 ||
 	    EXEC_SQL(db, "PRAGMA foreign_keys = ON") < 0)
 		goto fail;
+	db->version = version;
 	*out = db;
 	return 0;
 fail:
@@ -472,7 +475,100 @@ int db_open_readonly(const char *path, struct db **out)
 		db_close(db);
 		return -1;
 	}
+	db->version = v;
 	*out = db;
+	return 0;
+}
+
+/* "file:PATH?QUERY" with the bytes a URI reserves escaped. */
+static char *file_uri(const char *path, const char *query)
+{
+	struct strbuf uri = STRBUF_INIT;
+	const char *c;
+
+	sb_adds(&uri, "file:");
+	for (c = path; *c; c++) {
+		if (*c == '?' || *c == '#' || *c == '%')
+			sb_addf(&uri, "%%%02X", (unsigned char)*c);
+		else
+			sb_add(&uri, c, 1);
+	}
+	sb_addf(&uri, "?%s", query);
+	return sb_detach(&uri);
+}
+
+/* One read-only attempt: 0, or the SQLite code that refused it (nothing reported yet). */
+static int open_read_as(const char *path, int flags, const char *uri, struct db **out)
+{
+	sqlite3 *h = NULL;
+	struct db *db;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = sqlite3_open_v2(uri, &h, flags | SQLITE_OPEN_URI, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(h, BUSY_TIMEOUT_MS);
+	/* The first read is where a WAL database without its -shm file refuses. */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : sqlite3_errcode(h);
+	if (rc != SQLITE_OK) {
+		rc = sqlite3_extended_errcode(h) ? sqlite3_extended_errcode(h) : rc;
+		sqlite3_finalize(st);
+		sqlite3_close(h);
+		return rc ? rc : SQLITE_ERROR;
+	}
+	db = xcalloc(1, sizeof(*db));
+	db->h = h;
+	db->path = xstrdup(path);
+	db->version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	*out = db;
+	return 0;
+}
+
+int db_open_read(const char *path, struct db **out)
+{
+	char *dir = path_dirname(path), *uri;
+	int writable = access(path, W_OK) == 0 && access(dir, W_OK) == 0, rc;
+
+	free(dir);
+	*out = NULL;
+	if (access(path, R_OK) < 0)
+		return error("cannot read database '%s': %s", path, strerror(errno));
+	if (writable) {
+		/* As any SQLite reader: the last one to close folds the WAL back and removes it. */
+		uri = file_uri(path, "mode=rw");
+		rc = open_read_as(path, SQLITE_OPEN_READWRITE, uri, out);
+	} else {
+		/* A read-only file, directory or mount: no -wal or -shm can be made beside it. */
+		uri = file_uri(path, "mode=ro");
+		rc = open_read_as(path, SQLITE_OPEN_READONLY, uri, out);
+		if (rc) {
+			free(uri);
+			uri = file_uri(path, "immutable=1");
+			rc = open_read_as(path, SQLITE_OPEN_READONLY, uri, out);
+		}
+	}
+	free(uri);
+	if (rc)
+		return error("cannot open database '%s': %s", path, sqlite3_errstr(rc));
+	if ((*out)->version < 1 || (*out)->version > db_sql_version) {
+		error("'%s' is not a tuner database this version can read (schema version %d, this "
+		      "tuner knows 1 to %d)",
+		      path, (*out)->version, db_sql_version);
+		db_close(*out);
+		*out = NULL;
+		return -1;
+	}
+	/* Nothing through this connection writes, whatever the file allows. */
+	if (EXEC_SQL(*out, "PRAGMA query_only = ON") < 0) {
+		db_close(*out);
+		*out = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -580,15 +676,88 @@ int db_run_latest(struct db *db, long long *run_id)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- liveness */
+
+/* Seconds without a heartbeat after which a run seen from another host counts as interrupted. */
+#define RUN_STALE_SECONDS (10 * 60)
+
+/* A process's start time, field 22 of /proc/PID/stat (clock ticks after boot); 0: unknown. */
+static long long process_start(long long pid)
+{
+	char path[64], buf[1024], *p;
+	long long v = 0;
+	int field;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name (field 2) may hold spaces and parentheses: count after its last ')'. */
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (sscanf(p, "%lld", &v) != 1)
+		return 0;
+	return v;
+}
+
+static void this_host(char *out, size_t len)
+{
+	if (gethostname(out, len) < 0)
+		snprintf(out, len, "?");
+	out[len - 1] = '\0';
+}
+
+/*
+ * Whether the process recorded with a running run is still there. On this
+ * host: its pid exists and started when the run's process did (a reused pid
+ * does not count). Seen from another host, or without a pid (a run recorded
+ * before schema version 2): its last heartbeat is recent.
+ */
+static int run_alive(const char *host, long long pid, long long pid_start, double quiet_seconds)
+{
+	char me[256];
+	long long started;
+
+	this_host(me, sizeof(me));
+	if (host && pid > 0 && !strcmp(host, me)) {
+		if (kill((pid_t)pid, 0) < 0 && errno != EPERM)
+			return 0;
+		started = pid_start ? process_start(pid) : 0;
+		return !started || started == pid_start;
+	}
+	return quiet_seconds < RUN_STALE_SECONDS;
+}
+
+/* The liveness columns exist from schema version 2 on; older files read as NULL. */
+#define RUN_COLUMNS                                                                                \
+	"SELECT id, started_at, finished_at, status, command, config_path, config_text,"           \
+	" template_name, template_hash, arch, device, driver, nvrtc, strategy, shapes, replay_of," \
+	" seed, generations, population, gpu,"                                                     \
+	" (julianday('now') - julianday(started_at)) * 86400,"                                     \
+	" (julianday(coalesce(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"                \
+	" - julianday(started_at)) * 86400, "
+#define RUN_LIVENESS_V2                                                                            \
+	"host, pid, pid_start, heartbeat_at, active_seconds,"                                      \
+	" (julianday('now') - julianday(coalesce(heartbeat_at, started_at))) * 86400 FROM runs"
+#define RUN_LIVENESS_V1                                                                            \
+	"NULL, NULL, NULL, NULL, NULL,"                                                            \
+	" (julianday('now') - julianday(started_at)) * 86400 FROM runs"
+
 int db_run_get(struct db *db, long long run_id, struct db_run *r)
 {
-	sqlite3_stmt *st =
-	    STMT(db,
-	         "SELECT id, started_at, finished_at, status, command, config_path,"
-	         " config_text, template_name, template_hash, arch, device, driver, nvrtc,"
-	         " strategy, shapes, replay_of, seed, generations, population, gpu"
-	         " FROM runs WHERE id = ?1",
-	         "I", run_id);
+	sqlite3_stmt *st = STMT(db,
+	                        db->version >= 2 ? RUN_COLUMNS RUN_LIVENESS_V2 " WHERE id = ?1"
+	                                         : RUN_COLUMNS RUN_LIVENESS_V1 " WHERE id = ?1",
+	                        "I", run_id);
+	double active, span, quiet;
+	long long pid_start;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -621,7 +790,31 @@ int db_run_get(struct db *db, long long run_id, struct db_run *r)
 	r->generations = sqlite3_column_int(st, 17);
 	r->population = sqlite3_column_int(st, 18);
 	r->gpu = sqlite3_column_int(st, 19);
+	r->age_seconds = col_real(st, 20);
+	span = col_real(st, 21);
+	r->host = col_str(st, 22);
+	r->pid = sqlite3_column_int64(st, 23);
+	pid_start = sqlite3_column_int64(st, 24);
+	r->heartbeat_at = col_str(st, 25);
+	active = col_real(st, 26);
+	quiet = col_real(st, 27);
 	sqlite3_finalize(st);
+
+	if (r->status && !strcmp(r->status, "running")) {
+		r->alive = run_alive(r->host, r->pid, pid_start, quiet);
+		if (!r->alive) {
+			/* Derived when read; the next writer stores it (db_runs_reap). */
+			free(r->status);
+			r->status = xstrdup("interrupted");
+		}
+	}
+	/* The time it ran, not the time since it started: a run that lay dead is not working. */
+	if (!isnan(active))
+		r->wall_seconds = active + (r->alive ? quiet : 0);
+	else if (r->status && !strcmp(r->status, "interrupted"))
+		r->wall_seconds = NAN; /* died before it kept count */
+	else
+		r->wall_seconds = span;
 	return 0;
 }
 
@@ -630,12 +823,154 @@ void db_run_release(struct db_run *r)
 	char **s[] = {&r->started_at,  &r->finished_at, &r->status,        &r->command,
 	              &r->config_path, &r->config_text, &r->template_name, &r->template_hash,
 	              &r->arch,        &r->device,      &r->driver,        &r->nvrtc,
-	              &r->strategy,    &r->shapes,      &r->replay_of};
+	              &r->strategy,    &r->shapes,      &r->replay_of,     &r->host,
+	              &r->heartbeat_at};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(s); i++)
 		free(*s[i]);
 	memset(r, 0, sizeof(*r));
+}
+
+int db_recording_find(struct db *db, const char *template_hash, const char *arch,
+                      const char *shapes, long long *run_id, char *device, size_t len)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT id, device FROM runs WHERE template_hash = ?1 AND arch = ?2"
+	                        " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
+	                        "ttt", template_hash, arch, shapes);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW) {
+		*run_id = sqlite3_column_int64(st, 0);
+		snprintf(device, len, "%s", nonnull((const char *)sqlite3_column_text(st, 1)));
+	}
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : rc == SQLITE_ROW;
+}
+
+int db_run_latest_with(struct db *db, const char *status, long long *run_id)
+{
+	sqlite3_stmt *st;
+	long long id = 0;
+	int rc = 0, found = 0;
+
+	/* The status read is derived (a dead 'running' run is interrupted): newest first. */
+	st = STMT(db, "SELECT id FROM runs ORDER BY id DESC", "");
+	if (!st)
+		return -1;
+	while (!found && (rc = STEP(db, st)) == SQLITE_ROW) {
+		struct db_run r;
+
+		id = sqlite3_column_int64(st, 0);
+		if (!status) {
+			found = 1;
+			break;
+		}
+		if (db_run_get(db, id, &r) < 0) {
+			rc = -1;
+			break;
+		}
+		found = !strcmp(r.status, status);
+		db_run_release(&r);
+	}
+	sqlite3_finalize(st);
+	if (!found && rc < 0)
+		return -1;
+	if (found)
+		*run_id = id;
+	return found;
+}
+
+int db_run_begin(struct db *db, long long run_id, double *active_before)
+{
+	char host[256];
+	long long pid = (long long)getpid();
+	sqlite3_stmt *st;
+	int rc;
+
+	this_host(host, sizeof(host));
+	st = STMT(db,
+	          "UPDATE runs SET status = 'running', finished_at = NULL, host = ?2, pid = ?3,"
+	          " pid_start = ?4, heartbeat_at = " NOW_SQL " WHERE id = ?1",
+	          "ItII", run_id, host, pid, process_start(pid));
+	if (EXEC(db, st) < 0)
+		return -1;
+	if (!sqlite3_changes(db->h))
+		return error("database '%s' has no run %lld", db->path, run_id);
+	st = STMT(db, "SELECT coalesce(active_seconds, 0) FROM runs WHERE id = ?1", "I", run_id);
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW)
+		*active_before = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int db_run_heartbeat(struct db *db, long long run_id, double active_seconds)
+{
+	/* A writer elsewhere may have taken a long silence for death: this process says otherwise.
+	 */
+	return EXEC(db, STMT(db,
+	                     "UPDATE runs SET heartbeat_at = " NOW_SQL ", active_seconds = ?2,"
+	                     " status = CASE WHEN status = 'interrupted' AND pid = ?3"
+	                     " THEN 'running' ELSE status END WHERE id = ?1",
+	                     "IdI", run_id, active_seconds, (long long)getpid()));
+}
+
+int db_run_end(struct db *db, long long run_id, const char *status, double active_seconds)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "UPDATE runs SET status = ?2, finished_at = " NOW_SQL
+	                        ", heartbeat_at = " NOW_SQL ", active_seconds = ?3 WHERE id = ?1",
+	                        "Itd", run_id, status, active_seconds);
+
+	if (EXEC(db, st) < 0)
+		return -1;
+	if (!sqlite3_changes(db->h))
+		return error("database '%s' has no run %lld", db->path, run_id);
+	return 0;
+}
+
+int db_runs_reap(struct db *db, long long *reaped)
+{
+	sqlite3_stmt *st = STMT(db, "SELECT id FROM runs WHERE status = 'running' ORDER BY id", "");
+	long long *ids = NULL;
+	size_t n = 0, alloc = 0, i;
+	int rc;
+
+	*reaped = 0;
+	if (!st)
+		return -1;
+	while ((rc = STEP(db, st)) == SQLITE_ROW) {
+		ALLOC_GROW(ids, n + 1, alloc);
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	for (i = 0; rc == SQLITE_DONE && i < n; i++) {
+		struct db_run r;
+
+		if (db_run_get(db, ids[i], &r) < 0) {
+			rc = -1;
+			break;
+		}
+		/* It ended at its last sign of life; the pid guards against a resume in between. */
+		if (!r.alive && EXEC(db, STMT(db,
+		                              "UPDATE runs SET status = 'interrupted',"
+		                              " finished_at = coalesce(heartbeat_at, started_at)"
+		                              " WHERE id = ?1 AND status = 'running' AND pid IS ?2",
+		                              "IR", ids[i], r.pid)) < 0)
+			rc = -1;
+		else if (!r.alive)
+			*reaped += sqlite3_changes(db->h);
+		db_run_release(&r);
+	}
+	free(ids);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int db_run_outcome_counts(struct db *db, long long run_id, long long counts[OUTCOME_COUNT])
@@ -1053,40 +1388,53 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 
 #define MEASURED_COLUMNS                                                                           \
 	"SELECT m.id, m.variant_id, m.run_id, m.shape, m.outcome, m.reason, m.rel_l2, m.max_abs,"  \
-	" m.median_us, m.ci_lo_us, m.ci_hi_us, m.tflops, m.samples FROM measurements m"
+	" m.median_us, m.ci_lo_us, m.ci_hi_us, m.tflops, m.samples, m.device, m.shape_dims"        \
+	" FROM measurements m"
+
+/* The row st stands on, MEASURED_COLUMNS: 0, or -1 after error(). */
+static int measured_row(struct db *db, sqlite3_stmt *st, struct db_measured *out)
+{
+	int o = col_outcome(db, st, 4);
+
+	memset(out, 0, sizeof(*out));
+	if (o < 0)
+		return -1;
+	out->id = sqlite3_column_int64(st, 0);
+	out->variant_id = sqlite3_column_int64(st, 1);
+	out->run_id = sqlite3_column_int64(st, 2);
+	out->shape = col_str(st, 3);
+	out->outcome = (enum outcome)o;
+	out->reason = col_str(st, 5);
+	out->rel_l2 = col_real(st, 6);
+	out->max_abs = col_real(st, 7);
+	out->median_us = col_real(st, 8);
+	out->ci_lo_us = col_real(st, 9);
+	out->ci_hi_us = col_real(st, 10);
+	out->tflops = col_real(st, 11);
+	out->device = col_str(st, 13);
+	out->shape_dims = col_str(st, 14);
+	if (parse_samples((const char *)sqlite3_column_text(st, 12), &out->samples,
+	                  &out->nsamples) < 0) {
+		error("database '%s': measurement %lld has malformed samples", db->path, out->id);
+		db_measured_release(out);
+		return -1;
+	}
+	return 0;
+}
 
 static int read_measured(struct db *db, sqlite3_stmt *st, struct db_measured *out)
 {
-	int rc, o = 0, bad = 0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == SQLITE_ROW && (o = col_outcome(db, st, 4)) >= 0) {
-		out->id = sqlite3_column_int64(st, 0);
-		out->variant_id = sqlite3_column_int64(st, 1);
-		out->run_id = sqlite3_column_int64(st, 2);
-		out->shape = col_str(st, 3);
-		out->outcome = (enum outcome)o;
-		out->reason = col_str(st, 5);
-		out->rel_l2 = col_real(st, 6);
-		out->max_abs = col_real(st, 7);
-		out->median_us = col_real(st, 8);
-		out->ci_lo_us = col_real(st, 9);
-		out->ci_hi_us = col_real(st, 10);
-		out->tflops = col_real(st, 11);
-		bad = parse_samples((const char *)sqlite3_column_text(st, 12), &out->samples,
-		                    &out->nsamples);
-		if (bad)
-			error("database '%s': measurement %lld has malformed samples", db->path,
-			      out->id);
-	}
+	if (rc == SQLITE_ROW && measured_row(db, st, out) < 0)
+		rc = -1;
 	sqlite3_finalize(st);
-	if (rc < 0 || o < 0 || bad) {
-		db_measured_release(out);
+	if (rc < 0)
 		return -1;
-	}
 	return rc == SQLITE_ROW;
 }
 
@@ -1101,16 +1449,55 @@ int db_measure_lookup(struct db *db, long long variant_id, const char *device,
 	                     out);
 }
 
-int db_measure_lookup_hash(struct db *db, const char *variant_hash, const char *device,
-                           const char *shape_dims, struct db_measured *out)
+int db_measure_lookup_params(struct db *db, const struct db_recorded_key *k, const char *device,
+                             const char *shape_dims, struct db_measured *out)
 {
+	/* the newest variant of that configuration measured there: a recording may hold several
+	 * (compile options or a compiler that changed between runs) */
 	return read_measured(db,
 	                     STMT(db,
 	                          MEASURED_COLUMNS " JOIN variants v ON v.id = m.variant_id"
-	                                           " WHERE v.hash = ?1 AND m.device = ?2"
-	                                           " AND m.shape_dims = ?3",
-	                          "ttt", variant_hash, device, shape_dims),
+	                                           " WHERE v.template_hash = ?1 AND v.arch = ?2"
+	                                           " AND v.params = ?3 AND m.device = ?4"
+	                                           " AND m.shape_dims = ?5 ORDER BY m.id DESC"
+	                                           " LIMIT 1",
+	                          "ttttt", k->template_hash, k->arch, k->params, device,
+	                          shape_dims),
 	                     out);
+}
+
+int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
+                             struct db_gate_found *out)
+{
+	sqlite3_stmt *st =
+	    STMT(db,
+	         "SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
+	         " ON v.id = g.variant_id WHERE v.template_hash = ?1 AND v.arch = ?2"
+	         " AND v.params = ?3 AND g.outcome != 'ok'"
+	         " AND g.gate IN ('compile', 'resources', 'sanitize') ORDER BY g.id LIMIT 1",
+	         "ttt", k->template_hash, k->arch, k->params);
+	int rc, o = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW && (o = col_outcome(db, st, 1)) >= 0) {
+		out->gate = col_str(st, 0);
+		out->outcome = (enum outcome)o;
+		out->reason = col_str(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc < 0 || o < 0)
+		return -1;
+	return rc == SQLITE_ROW;
+}
+
+void db_gate_found_release(struct db_gate_found *g)
+{
+	free(g->gate);
+	free(g->reason);
+	memset(g, 0, sizeof(*g));
 }
 
 void db_measured_release(struct db_measured *m)
@@ -1118,6 +1505,8 @@ void db_measured_release(struct db_measured *m)
 	free(m->shape);
 	free(m->reason);
 	free(m->samples);
+	free(m->device);
+	free(m->shape_dims);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1155,6 +1544,526 @@ int db_elite_store(struct db *db, long long run_id, int generation, const long l
 		                "IiIId", run_id, generation, (long long)i + 1, variant_ids[i],
 		                fitness[i]));
 	return group_end(db, ok);
+}
+
+/* ----------------------------------------------------------- reading out */
+
+/*
+ * The functions below read what show, top, export and runs print. Each
+ * collects its rows into an array the caller frees with the matching _free().
+ * ROWS_LOOP steps st, growing (v, n, alloc) by one element per row, and runs
+ * body with `e` pointing at the new, zeroed element.
+ */
+#define ROWS_LOOP(db, st, v, n, alloc, rc, body)                                                   \
+	do {                                                                                       \
+		while (((rc) = STEP((db), (st))) == SQLITE_ROW) {                                  \
+			ALLOC_GROW((v), (n) + 1, (alloc));                                         \
+			e = &(v)[(n)++];                                                           \
+			memset(e, 0, sizeof(*e));                                                  \
+			body                                                                       \
+		}                                                                                  \
+		sqlite3_finalize(st);                                                              \
+	} while (0)
+
+int db_variant_builds(struct db *db, long long variant_id, struct db_build_row **out, size_t *n)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT spec, sanitize, outcome, regs, spill_stores, spill_loads,"
+	                        " static_smem, stack_frame, seconds, cached, cubin_size FROM builds"
+	                        " WHERE variant_id = ?1 ORDER BY sanitize, spec, id",
+	                        "I", variant_id);
+	struct db_build_row *v = NULL, *e;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	ROWS_LOOP(db, st, v, *n, alloc, rc, {
+		e->spec = col_str(st, 0);
+		e->sanitize = sqlite3_column_int(st, 1);
+		e->outcome = col_str(st, 2);
+		e->regs = sqlite3_column_int(st, 3);
+		e->spill_stores = sqlite3_column_int(st, 4);
+		e->spill_loads = sqlite3_column_int(st, 5);
+		e->static_smem = sqlite3_column_int(st, 6);
+		e->stack_frame = sqlite3_column_int(st, 7);
+		e->seconds = sqlite3_column_double(st, 8);
+		e->cached = sqlite3_column_int(st, 9);
+		e->cubin_size = sqlite3_column_int64(st, 10);
+	});
+	*out = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	db_build_rows_free(v, *n);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+void db_build_rows_free(struct db_build_row *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].spec);
+		free(v[i].outcome);
+	}
+	free(v);
+}
+
+int db_variant_gates(struct db *db, long long variant_id, struct db_gate_row **out, size_t *n)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT run_id, gate, shape, outcome, reason FROM gates"
+	                        " WHERE variant_id = ?1 ORDER BY run_id, id",
+	                        "I", variant_id);
+	struct db_gate_row *v = NULL, *e;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	ROWS_LOOP(db, st, v, *n, alloc, rc, {
+		e->run_id = sqlite3_column_int64(st, 0);
+		e->gate = col_str(st, 1);
+		e->shape = col_str(st, 2);
+		e->outcome = col_str(st, 3);
+		e->reason = col_str(st, 4);
+	});
+	*out = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	db_gate_rows_free(v, *n);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+void db_gate_rows_free(struct db_gate_row *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].gate);
+		free(v[i].shape);
+		free(v[i].outcome);
+		free(v[i].reason);
+	}
+	free(v);
+}
+
+int db_variant_measurements(struct db *db, long long variant_id, struct db_measured **out,
+                            size_t *n)
+{
+	sqlite3_stmt *st =
+	    STMT(db, MEASURED_COLUMNS " WHERE m.variant_id = ?1 ORDER BY m.device, m.id", "I",
+	         variant_id);
+	struct db_measured *v = NULL, *e;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	ROWS_LOOP(db, st, v, *n, alloc, rc, {
+		if (measured_row(db, st, e) < 0) {
+			(*n)--;
+			rc = -1;
+			break;
+		}
+	});
+	*out = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	db_measured_free(v, *n);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+void db_measured_free(struct db_measured *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		db_measured_release(&v[i]);
+	free(v);
+}
+
+int db_variant_evals(struct db *db, long long variant_id, struct db_variant_eval **out, size_t *n)
+{
+	/* The elite rank is the one in the run's final elite. */
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT x.run_id, x.generation, x.outcome, x.reason, x.fitness,"
+	                        " x.fitness_lo, x.fitness_hi, (SELECT e.rank FROM elite e"
+	                        " WHERE e.run_id = x.run_id AND e.variant_id = x.variant_id"
+	                        " AND e.generation = (SELECT max(generation) FROM elite"
+	                        " WHERE run_id = x.run_id)) FROM evals x WHERE x.variant_id = ?1"
+	                        " ORDER BY x.run_id",
+	                        "I", variant_id);
+	struct db_variant_eval *v = NULL, *e;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	ROWS_LOOP(db, st, v, *n, alloc, rc, {
+		e->run_id = sqlite3_column_int64(st, 0);
+		e->generation = sqlite3_column_int(st, 1);
+		e->outcome = col_str(st, 2);
+		e->reason = col_str(st, 3);
+		e->fitness = col_real(st, 4);
+		e->fitness_lo = col_real(st, 5);
+		e->fitness_hi = col_real(st, 6);
+		e->elite_rank = sqlite3_column_int(st, 7);
+	});
+	*out = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	db_variant_evals_free(v, *n);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+void db_variant_evals_free(struct db_variant_eval *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].outcome);
+		free(v[i].reason);
+	}
+	free(v);
+}
+
+int db_run_compile_stats(struct db *db, long long run_id, struct db_compile_stats *out)
+{
+	/*
+	 * Builds are shared by every run in the file and a build is recorded again
+	 * (cached) when a later run reuses it: the run's own are those of the
+	 * variants it evaluated, recorded while it ran.
+	 */
+	sqlite3_stmt *st =
+	    STMT(db,
+	         "SELECT count(DISTINCT CASE WHEN b.outcome = 'ok' THEN b.variant_id END),"
+	         " count(*), total(b.cached = 0), total(b.cached), total(b.seconds)"
+	         " FROM builds b, runs r WHERE r.id = ?1"
+	         " AND b.variant_id IN (SELECT variant_id FROM evals WHERE run_id = ?1)"
+	         " AND b.created_at >= r.started_at"
+	         " AND (r.finished_at IS NULL OR b.created_at <= r.finished_at)",
+	         "I", run_id);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW) {
+		out->distinct_ok = sqlite3_column_int64(st, 0);
+		out->builds = sqlite3_column_int64(st, 1);
+		out->fresh = (long long)sqlite3_column_double(st, 2);
+		out->cached = (long long)sqlite3_column_double(st, 3);
+		out->seconds = sqlite3_column_double(st, 4);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* One integer (or -1 for NULL) from a query over one run. */
+static int run_int(struct db *db, const char *sql, long long run_id, long long *out)
+{
+	sqlite3_stmt *st = STMT(db, sql, "I", run_id);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int db_run_generations_done(struct db *db, long long run_id, int *n)
+{
+	long long g = -1;
+
+	if (run_int(db,
+	            "SELECT max(g) FROM (SELECT max(generation) AS g FROM population"
+	            " WHERE run_id = ?1 UNION ALL SELECT max(generation) FROM evals"
+	            " WHERE run_id = ?1)",
+	            run_id, &g) < 0)
+		return -1;
+	*n = (int)(g + 1);
+	return 0;
+}
+
+int db_elite_final(struct db *db, long long run_id, int *generation, long long *count)
+{
+	long long g = -1;
+
+	*count = 0;
+	if (run_int(db, "SELECT max(generation) FROM elite WHERE run_id = ?1", run_id, &g) < 0)
+		return -1;
+	*generation = (int)g;
+	if (g < 0)
+		return 0;
+	return run_int(db,
+	               "SELECT count(*) FROM elite WHERE run_id = ?1 AND generation ="
+	               " (SELECT max(generation) FROM elite WHERE run_id = ?1)",
+	               run_id, count);
+}
+
+int db_run_evals_summary(struct db *db, long long run_id, long long *evaluations, double *best)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT count(*), max(CASE WHEN outcome = 'ok' THEN fitness END)"
+	                        " FROM evals WHERE run_id = ?1",
+	                        "I", run_id);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW) {
+		*evaluations = sqlite3_column_int64(st, 0);
+		*best = col_real(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static void ranked_row(sqlite3_stmt *st, struct db_ranked *e, int elite)
+{
+	e->variant_id = sqlite3_column_int64(st, 0);
+	e->hash = col_str(st, 1);
+	e->params = col_str(st, 2);
+	e->fitness = col_real(st, 3);
+	e->fitness_lo = col_real(st, 4);
+	e->fitness_hi = col_real(st, 5);
+	e->elite = elite;
+}
+
+void db_ranked_release(struct db_ranked *r)
+{
+	free(r->hash);
+	free(r->params);
+	memset(r, 0, sizeof(*r));
+}
+
+void db_ranked_free(struct db_ranked *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		db_ranked_release(&v[i]);
+	free(v);
+}
+
+/* The first row of st as a db_ranked: 1, 0 for none, -1 after error(). */
+static int ranked_one(struct db *db, sqlite3_stmt *st, struct db_ranked *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW)
+		ranked_row(st, out, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : rc == SQLITE_ROW;
+}
+
+int db_run_baseline(struct db *db, long long run_id, struct db_ranked *out)
+{
+	return ranked_one(db,
+	                  STMT(db,
+	                       "SELECT p.variant_id, v.hash, v.params, NULL, NULL, NULL"
+	                       " FROM population p JOIN variants v ON v.id = p.variant_id"
+	                       " WHERE p.run_id = ?1 AND p.origin = 'baseline'"
+	                       " ORDER BY p.generation LIMIT 1",
+	                       "I", run_id),
+	                  out);
+}
+
+int db_best_on_shape(struct db *db, long long run_id, const char *device, const char *shape_dims,
+                     struct db_ranked *out)
+{
+	/* Correct: the variant passed every gate of the run, and this shape's check. */
+	return ranked_one(db,
+	                  STMT(db,
+	                       "SELECT m.variant_id, v.hash, v.params, NULL, NULL, NULL"
+	                       " FROM measurements m"
+	                       " JOIN evals x ON x.variant_id = m.variant_id AND x.run_id = ?1"
+	                       " JOIN variants v ON v.id = m.variant_id"
+	                       " WHERE x.outcome = 'ok' AND m.outcome = 'ok'"
+	                       " AND m.median_us IS NOT NULL AND m.device = ?2"
+	                       " AND m.shape_dims = ?3 ORDER BY m.median_us, m.variant_id LIMIT 1",
+	                       "Itt", run_id, device, shape_dims),
+	                  out);
+}
+
+#define FINAL_ELITE_GENERATION "(SELECT max(generation) FROM elite WHERE run_id = ?1)"
+
+int db_run_ranked(struct db *db, long long run_id, size_t k, struct db_ranked **out, size_t *n)
+{
+	sqlite3_stmt *st;
+	struct db_ranked *v = NULL, *e;
+	size_t alloc = 0;
+	int rc = SQLITE_DONE, pass;
+
+	*out = NULL;
+	*n = 0;
+	/* The final elite, best first (the evals row has the fitness interval); then the run's
+	 * other correct, timed variants by fitness. */
+	for (pass = 0; pass < 2 && *n < k && rc == SQLITE_DONE; pass++) {
+		st =
+		    pass == 0
+			? STMT(db,
+		               "SELECT e.variant_id, v.hash, v.params,"
+		               " coalesce(x.fitness, e.fitness), x.fitness_lo, x.fitness_hi"
+		               " FROM elite e JOIN variants v ON v.id = e.variant_id"
+		               " LEFT JOIN evals x ON x.run_id = e.run_id"
+		               " AND x.variant_id = e.variant_id"
+		               " WHERE e.run_id = ?1 AND e.generation = " FINAL_ELITE_GENERATION
+		               " ORDER BY e.rank LIMIT ?2",
+		               "II", run_id, (long long)(k - *n))
+			: STMT(db,
+		               "SELECT x.variant_id, v.hash, v.params, x.fitness, x.fitness_lo,"
+		               " x.fitness_hi FROM evals x JOIN variants v ON v.id = x.variant_id"
+		               " WHERE x.run_id = ?1 AND x.outcome = 'ok' AND x.fitness IS NOT NULL"
+		               " AND x.variant_id NOT IN (SELECT variant_id FROM elite"
+		               " WHERE run_id = ?1 AND generation = " FINAL_ELITE_GENERATION ")"
+		               " ORDER BY x.fitness DESC, x.variant_id LIMIT ?2",
+		               "II", run_id, (long long)(k - *n));
+		if (!st) {
+			rc = -1;
+			break;
+		}
+		ROWS_LOOP(db, st, v, *n, alloc, rc, { ranked_row(st, e, pass == 0); });
+	}
+	*out = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	db_ranked_free(v, *n);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+int db_run_evals(struct db *db, long long run_id, struct db_run_eval **out, size_t *n)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT x.variant_id, v.params, x.outcome, x.reason, x.fitness,"
+	                        " x.fitness_lo, x.fitness_hi, x.created_at, x.generation"
+	                        " FROM evals x JOIN variants v ON v.id = x.variant_id"
+	                        " WHERE x.run_id = ?1 ORDER BY x.generation, x.created_at,"
+	                        " x.variant_id",
+	                        "I", run_id);
+	struct db_run_eval *v = NULL, *e;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	ROWS_LOOP(db, st, v, *n, alloc, rc, {
+		int o = col_outcome(db, st, 2);
+
+		if (o < 0) {
+			(*n)--;
+			rc = -1;
+			break;
+		}
+		e->variant_id = sqlite3_column_int64(st, 0);
+		e->params = col_str(st, 1);
+		e->outcome = (enum outcome)o;
+		e->reason = col_str(st, 3);
+		e->fitness = col_real(st, 4);
+		e->fitness_lo = col_real(st, 5);
+		e->fitness_hi = col_real(st, 6);
+		e->created_at = col_str(st, 7);
+		e->generation = sqlite3_column_int(st, 8);
+	});
+	*out = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	db_run_evals_free(v, *n);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+void db_run_evals_free(struct db_run_eval *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].params);
+		free(v[i].reason);
+		free(v[i].created_at);
+	}
+	free(v);
+}
+
+int db_run_ids(struct db *db, long long **ids, size_t *n)
+{
+	sqlite3_stmt *st = STMT(db, "SELECT id FROM runs ORDER BY id", "");
+	size_t alloc = 0;
+	long long *v = NULL, *e;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	ROWS_LOOP(db, st, v, *n, alloc, rc, { *e = sqlite3_column_int64(st, 0); });
+	*ids = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	free(v);
+	*ids = NULL;
+	*n = 0;
+	return -1;
+}
+
+int db_run_build_keys(struct db *db, long long run_id, char ***keys, size_t *n)
+{
+	/* The builds this run recorded (fresh or from the cache) while it ran. */
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT b.key FROM builds b, runs r WHERE r.id = ?1"
+	                        " AND b.created_at >= r.started_at"
+	                        " AND b.variant_id IN (SELECT variant_id FROM evals"
+	                        " WHERE run_id = ?1) ORDER BY b.id",
+	                        "I", run_id);
+	size_t alloc = 0, i;
+	char **v = NULL, **e;
+	int rc;
+
+	*keys = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	ROWS_LOOP(db, st, v, *n, alloc, rc, { *e = col_str(st, 0); });
+	*keys = v;
+	if (rc == SQLITE_DONE)
+		return 0;
+	for (i = 0; i < *n; i++)
+		free(v[i]);
+	free(v);
+	*keys = NULL;
+	*n = 0;
+	return -1;
 }
 
 /* ---------------------------------------------------------------- queries */
@@ -1199,4 +2108,63 @@ int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ..
 	if (stop)
 		return stop < 0 ? -1 : 0;
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* ========================================================= report queries */
+/* What `tuner report` reads (tuner/report.c); kept apart so it merges as one block. */
+
+int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **out, size_t *n)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT x.variant_id, x.generation, x.outcome, x.fitness,"
+	                        " (julianday(x.created_at) - julianday(r.started_at)) * 86400.0"
+	                        " FROM evals x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?1"
+	                        " ORDER BY x.generation, x.created_at, x.variant_id",
+	                        "I", run_id);
+	size_t alloc = 0;
+	int rc, o = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = STEP(db, st)) == SQLITE_ROW && (o = col_outcome(db, st, 2)) >= 0) {
+		struct db_eval_point *p;
+
+		ALLOC_GROW(*out, *n + 1, alloc);
+		p = &(*out)[(*n)++];
+		p->variant_id = sqlite3_column_int64(st, 0);
+		p->generation = sqlite3_column_int(st, 1);
+		p->outcome = (enum outcome)o;
+		p->fitness = col_real(st, 3);
+		p->seconds = col_real(st, 4);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+int db_run_find_like(struct db *db, const struct db_run *like, const char *strategy, int done_only,
+                     long long *run_id)
+{
+	sqlite3_stmt *st =
+	    STMT(db,
+	         "SELECT id FROM runs WHERE strategy = ?1 AND template_hash = ?2 AND arch = ?3"
+	         " AND device = ?4 AND shapes = ?5 AND id != ?6 AND (?7 = 0 OR status = 'done')"
+	         " AND (gpu = 1 OR replay_of IS NOT NULL) ORDER BY id DESC LIMIT 1",
+	         "tttttIi", strategy, like->template_hash, like->arch, like->device, like->shapes,
+	         like->id, done_only ? 1 : 0);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW)
+		*run_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : rc == SQLITE_ROW;
 }

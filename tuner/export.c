@@ -1,10 +1,12 @@
 /* The export stage: a run's ranking read out of the database, written as a C header, JSON or T4. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -193,21 +195,6 @@ void export_comment_text(struct strbuf *sb, const char *s)
 
 /* --------------------------------------------------------------- queries */
 
-static double num(const char *s)
-{
-	return s ? strtod(s, NULL) : NAN;
-}
-
-static long long inum(const char *s)
-{
-	return s ? strtoll(s, NULL, 10) : 0;
-}
-
-static char *sdup(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
 static const char *nn(const char *s)
 {
 	return s ? s : "";
@@ -224,44 +211,34 @@ static double speedup(double base_us, double us)
 	return isfinite(base_us) && isfinite(us) && base_us > 0 && us > 0 ? base_us / us : NAN;
 }
 
-struct timing_ctx {
-	struct export_timing *t;
-	char **samples; /* the samples column, or NULL */
-};
-
-static int timing_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	struct timing_ctx *c = ctx;
-
-	c->t->measured = 1;
-	c->t->median_us = num(v[0]);
-	c->t->ci_lo_us = num(v[1]);
-	c->t->ci_hi_us = num(v[2]);
-	c->t->tflops = num(v[3]);
-	c->t->rel_l2 = num(v[4]);
-	if (c->samples)
-		*c->samples = sdup(v[5]);
-	return 1;
-}
-
-/* A variant's measurement on one shape of the run's device; speedup left NAN. */
+/*
+ * A variant's measurement on one shape of the run's device; speedup left NAN.
+ * With m, the whole measurement (samples included) is the caller's to release.
+ */
 static int lookup_timing(struct db *db, long long variant_id, const char *device, const char *dims,
-                         struct export_timing *t, char **samples)
+                         struct export_timing *t, struct db_measured *m)
 {
-	struct timing_ctx c;
-	char id[32];
+	struct db_measured own, *got;
+	int r;
+
+	memset(&own, 0, sizeof(own));
+	got = m ? m : &own;
+	r = db_measure_lookup(db, variant_id, device, dims, got);
 
 	timing_clear(t);
-	c.t = t;
-	c.samples = samples;
-	if (samples)
-		*samples = NULL;
-	snprintf(id, sizeof(id), "%lld", variant_id);
-	return db_exec_callback(db,
-	                        "SELECT median_us, ci_lo_us, ci_hi_us, tflops, rel_l2, samples"
-	                        " FROM measurements WHERE variant_id = ?1 AND device = ?2"
-	                        " AND shape_dims = ?3",
-	                        timing_row, &c, id, device, dims, (const char *)NULL);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return 0;
+	t->measured = 1;
+	t->median_us = got->median_us;
+	t->ci_lo_us = got->ci_lo_us;
+	t->ci_hi_us = got->ci_hi_us;
+	t->tflops = got->tflops;
+	t->rel_l2 = got->rel_l2;
+	if (!m)
+		db_measured_release(&own);
+	return 0;
 }
 
 /* Every shape of the suite, with speedups over the baseline's timings in base (may be NULL). */
@@ -280,163 +257,80 @@ static int lookup_timings(struct db *db, const struct ranking *r, long long vari
 	return 0;
 }
 
-static int int_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	long long *out = ctx;
-
-	*out = v[0] ? inum(v[0]) : -1;
-	return 1;
-}
-
-static int baseline_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	struct ranking *r = ctx;
-
-	r->baseline_id = inum(v[0]);
-	r->baseline_hash = sdup(v[1]);
-	r->baseline_params = sdup(v[2]);
-	return 1;
-}
-
-struct rank_ctx {
-	struct ranking *r;
-	size_t k, alloc;
-	int elite;
-};
-
-static int entry_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	struct rank_ctx *c = ctx;
-	struct ranking *r = c->r;
-	struct export_entry *e;
-
-	if (r->n >= c->k)
-		return 1;
-	ALLOC_GROW(r->v, r->n + 1, c->alloc);
-	e = &r->v[r->n++];
-	memset(e, 0, sizeof(*e));
-	e->rank = (int)r->n;
-	e->elite = c->elite;
-	e->variant_id = inum(v[0]);
-	e->hash = sdup(v[1]);
-	e->params = sdup(v[2]);
-	e->fitness = num(v[3]);
-	e->fitness_lo = num(v[4]);
-	e->fitness_hi = num(v[5]);
-	return 0;
-}
-
-#define FINAL_ELITE_GENERATION "(SELECT max(generation) FROM elite WHERE run_id = ?1)"
-
 int export_rank(struct db *db, long long run_id, size_t k, struct ranking *r)
 {
-	struct rank_ctx c;
-	char id[32], lim[32];
-	long long gen = -1;
-	size_t i;
+	struct db_ranked base, *ranked = NULL;
+	long long count;
+	size_t i, n = 0;
+	int found;
 
 	memset(r, 0, sizeof(*r));
-	c.r = r;
-	c.k = k;
-	c.alloc = 0;
-	c.elite = 1;
 	r->elite_generation = -1;
 	if (db_run_get(db, run_id, &r->run) < 0)
 		return -1;
-	if (export_shapes_parse(r->run.shapes, &r->shapes, &r->nshapes) < 0)
+	if (export_shapes_parse(r->run.shapes, &r->shapes, &r->nshapes) < 0 ||
+	    db_elite_final(db, run_id, &r->elite_generation, &count) < 0)
 		goto fail;
-	snprintf(id, sizeof(id), "%lld", run_id);
-	snprintf(lim, sizeof(lim), "%zu", k);
-
-	if (db_exec_callback(db, "SELECT max(generation) FROM elite WHERE run_id = ?1", int_row,
-	                     &gen, id, (const char *)NULL) < 0)
-		goto fail;
-	r->elite_generation = (int)gen;
 
 	/* Speedups are against the run's baseline, on the same device and shapes. */
-	if (db_exec_callback(db,
-	                     "SELECT p.variant_id, v.hash, v.params FROM population p"
-	                     " JOIN variants v ON v.id = p.variant_id"
-	                     " WHERE p.run_id = ?1 AND p.origin = 'baseline'"
-	                     " ORDER BY p.generation LIMIT 1",
-	                     baseline_row, r, id, (const char *)NULL) < 0)
+	if ((found = db_run_baseline(db, run_id, &base)) < 0)
 		goto fail;
-	if (r->baseline_id) {
+	if (found) {
+		r->baseline_id = base.variant_id;
+		r->baseline_hash = base.hash;
+		r->baseline_params = base.params;
 		r->base = xcalloc(r->nshapes + 1, sizeof(*r->base));
 		if (lookup_timings(db, r, r->baseline_id, r->base) < 0)
 			goto fail;
 	}
 
-	/* The final elite, best first; the evals row has the fitness interval. */
-	if (k && db_exec_callback(db,
-	                          "SELECT e.variant_id, v.hash, v.params,"
-	                          " coalesce(x.fitness, e.fitness), x.fitness_lo, x.fitness_hi"
-	                          " FROM elite e JOIN variants v ON v.id = e.variant_id"
-	                          " LEFT JOIN evals x ON x.run_id = e.run_id"
-	                          " AND x.variant_id = e.variant_id"
-	                          " WHERE e.run_id = ?1 AND e.generation = " FINAL_ELITE_GENERATION
-	                          " ORDER BY e.rank LIMIT CAST(?2 AS INTEGER)",
-	                          entry_row, &c, id, lim, (const char *)NULL) < 0)
+	if (k && db_run_ranked(db, run_id, k, &ranked, &n) < 0)
 		goto fail;
-	/* Then the run's other correct, timed variants. */
-	c.elite = 0;
-	if (r->n < k &&
-	    db_exec_callback(db,
-	                     "SELECT x.variant_id, v.hash, v.params, x.fitness, x.fitness_lo,"
-	                     " x.fitness_hi FROM evals x JOIN variants v ON v.id = x.variant_id"
-	                     " WHERE x.run_id = ?1 AND x.outcome = 'ok' AND x.fitness IS NOT NULL"
-	                     " AND x.variant_id NOT IN (SELECT variant_id FROM elite"
-	                     " WHERE run_id = ?1 AND generation = " FINAL_ELITE_GENERATION ")"
-	                     " ORDER BY x.fitness DESC, x.variant_id LIMIT CAST(?2 AS INTEGER)",
-	                     entry_row, &c, id, lim, (const char *)NULL) < 0)
-		goto fail;
+	r->v = xcalloc(n + 1, sizeof(*r->v));
+	for (i = 0; i < n; i++) {
+		struct export_entry *e = &r->v[r->n++];
 
-	for (i = 0; i < r->n; i++) {
-		r->v[i].t = xcalloc(r->nshapes + 1, sizeof(*r->v[i].t));
-		if (lookup_timings(db, r, r->v[i].variant_id, r->v[i].t) < 0)
+		e->rank = (int)r->n;
+		e->elite = ranked[i].elite;
+		e->variant_id = ranked[i].variant_id;
+		e->hash = ranked[i].hash;
+		e->params = ranked[i].params;
+		ranked[i].hash = ranked[i].params = NULL;
+		e->fitness = ranked[i].fitness;
+		e->fitness_lo = ranked[i].fitness_lo;
+		e->fitness_hi = ranked[i].fitness_hi;
+		e->t = xcalloc(r->nshapes + 1, sizeof(*e->t));
+		if (lookup_timings(db, r, e->variant_id, e->t) < 0)
 			goto fail;
 	}
+	db_ranked_free(ranked, n);
 	return 0;
 fail:
+	db_ranked_free(ranked, n);
 	ranking_release(r);
 	return -1;
 }
 
-static int best_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	struct export_best *b = ctx;
-
-	b->variant_id = inum(v[0]);
-	b->hash = sdup(v[1]);
-	b->params = sdup(v[2]);
-	return 1;
-}
-
 int export_rank_per_shape(struct db *db, struct ranking *r)
 {
-	char id[32];
 	size_t i;
 
-	snprintf(id, sizeof(id), "%lld", r->run.id);
 	if (!r->best)
 		r->best = xcalloc(r->nshapes + 1, sizeof(*r->best));
 	for (i = 0; i < r->nshapes; i++) {
 		struct export_best *b = &r->best[i];
+		struct db_ranked best;
+		int found =
+		    db_best_on_shape(db, r->run.id, r->run.device, r->shapes[i].dims, &best);
 
 		timing_clear(&b->t);
-		/* Correct: the variant passed every gate of the run, and this shape's check. */
-		if (db_exec_callback(
-			db,
-			"SELECT m.variant_id, v.hash, v.params FROM measurements m"
-			" JOIN evals x ON x.variant_id = m.variant_id AND x.run_id = ?1"
-			" JOIN variants v ON v.id = m.variant_id"
-			" WHERE x.outcome = 'ok' AND m.outcome = 'ok'"
-			" AND m.median_us IS NOT NULL AND m.device = ?2"
-			" AND m.shape_dims = ?3 ORDER BY m.median_us, m.variant_id LIMIT 1",
-			best_row, b, id, r->run.device, r->shapes[i].dims, (const char *)NULL) < 0)
+		if (found < 0)
 			return -1;
-		if (!b->variant_id)
+		if (!found)
 			continue;
+		b->variant_id = best.variant_id;
+		b->hash = best.hash;
+		b->params = best.params;
 		if (lookup_timing(db, b->variant_id, r->run.device, r->shapes[i].dims, &b->t,
 		                  NULL) < 0)
 			return -1;
@@ -883,9 +777,17 @@ fail:
 /* -------------------------------------------------------------------- T4 */
 
 /*
- * T4's invalidity for an outcome; NULL: not a result (a replay that had no
- * recording of the variant evaluated nothing).
+ * The T4 results format (schemas/T4.json, from AutoTuningAssociation/
+ * autotuning_methodology), written so that its reference runner reads it:
+ * one result per evaluated configuration; the objective, fitness, is a
+ * measurement of every result but a 'constraints' one (the runner skips
+ * those), with Kernel Tuner's error strings as the value of an invalid one;
+ * its direction is stated in the metadata. times.runtimes holds one median
+ * per shape, in the order metadata.shapes lists them, and times.shape_runtimes
+ * every launch's time per shape. All times are in microseconds.
  */
+
+/* T4's invalidity for an outcome; NULL: not a result (a replay had no recording of it). */
 static const char *t4_invalidity(enum outcome o)
 {
 	switch (o) {
@@ -894,10 +796,10 @@ static const char *t4_invalidity(enum outcome o)
 	case REJECT_CONSTRAINT:
 	case REJECT_SMEM:
 	case REJECT_ALIGN:
-	case REJECT_RESOURCES:
-		return "constraints";
+		return "constraints"; /* decided before compiling, from the config alone */
 	case REJECT_COMPILE:
-		return "compile";
+	case REJECT_RESOURCES:
+		return "compile"; /* what the compiler made: failed, or spilled beyond the limit */
 	case REJECT_RUNTIME_FAULT:
 		return "runtime";
 	case REJECT_TIMEOUT:
@@ -912,34 +814,14 @@ static const char *t4_invalidity(enum outcome o)
 	return NULL;
 }
 
-struct t4_eval {
-	long long variant_id;
-	char *params, *outcome, *reason, *created_at;
-	double fitness, fitness_lo, fitness_hi, compile_seconds;
-};
-
-struct t4_evals {
-	struct t4_eval *v;
-	size_t n, alloc;
-};
-
-static int t4_eval_row(void *ctx, int ncols, const char *const *v, const char *const *names)
+/* The value an invalid result's objective takes, as Kernel Tuner writes it. */
+static const char *t4_invalid_value(const char *invalidity)
 {
-	struct t4_evals *es = ctx;
-	struct t4_eval *e;
-
-	ALLOC_GROW(es->v, es->n + 1, es->alloc);
-	e = &es->v[es->n++];
-	e->variant_id = inum(v[0]);
-	e->params = sdup(v[1]);
-	e->outcome = sdup(v[2]);
-	e->reason = sdup(v[3]);
-	e->fitness = num(v[4]);
-	e->fitness_lo = num(v[5]);
-	e->fitness_hi = num(v[6]);
-	e->created_at = sdup(v[7]);
-	e->compile_seconds = num(v[8]);
-	return 0;
+	if (!strcmp(invalidity, "compile"))
+		return "CompilationFailedConfig";
+	if (!strcmp(invalidity, "runtime") || !strcmp(invalidity, "timeout"))
+		return "RuntimeFailedConfig";
+	return "InvalidConfig";
 }
 
 static void measurement(json_t *ms, const char *name, double v, const char *unit)
@@ -949,68 +831,112 @@ static void measurement(json_t *ms, const char *name, double v, const char *unit
 		    ms, json_pack("{s:s, s:f, s:s}", "name", name, "value", v, "unit", unit));
 }
 
-/* Append the per-launch samples (a JSON array) to runtimes; 0 or error(). */
-static int add_samples(json_t *runtimes, const char *samples, long long variant_id)
+static void measurement_str(json_t *ms, const char *name, const char *v, const char *unit)
 {
-	json_t *a, *x;
-	size_t i;
+	json_array_append_new(ms,
+	                      json_pack("{s:s, s:s, s:s}", "name", name, "value", v, "unit", unit));
+}
 
-	if (!samples)
-		return 0;
-	a = json_loads(samples, JSON_DECODE_ANY, NULL);
-	if (!json_is_array(a)) {
-		json_decref(a);
-		return error("variant %lld has malformed samples", variant_id);
+/*
+ * compilation_data: each plain build (one per specialisation of the suite)
+ * and their worst case; the seconds of the sanitize builds go to *validation.
+ * NULL when nothing was compiled.
+ */
+static json_t *t4_compilation(struct db *db, long long variant_id, double *compile_us,
+                              double *validation_us, int *rc)
+{
+	struct db_build_row *b;
+	json_t *builds, *cd;
+	size_t n, i;
+	int regs = 0, smem = 0, spills = 0, plain = 0;
+
+	*compile_us = *validation_us = 0;
+	if ((*rc = db_variant_builds(db, variant_id, &b, &n)) < 0)
+		return NULL;
+	builds = json_array();
+	for (i = 0; i < n; i++) {
+		if (b[i].sanitize) {
+			*validation_us += b[i].seconds * 1e6;
+			continue;
+		}
+		plain++;
+		*compile_us += b[i].seconds * 1e6;
+		if (b[i].regs > regs)
+			regs = b[i].regs;
+		if (b[i].static_smem > smem)
+			smem = b[i].static_smem;
+		if (b[i].spill_stores + b[i].spill_loads > spills)
+			spills = b[i].spill_stores + b[i].spill_loads;
+		json_array_append_new(
+		    builds, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:f, s:b}", "spec",
+		                      nn(b[i].spec), "outcome", nn(b[i].outcome), "registers",
+		                      b[i].regs, "static_shared_memory", b[i].static_smem,
+		                      "spill_stores", b[i].spill_stores, "spill_loads",
+		                      b[i].spill_loads, "stack_frame", b[i].stack_frame,
+		                      "compile_time", b[i].seconds * 1e6, "cached", b[i].cached));
 	}
-	json_array_foreach(a, i, x)
-	{
-		if (json_is_number(x))
-			json_array_append_new(runtimes, json_real(json_number_value(x)));
+	db_build_rows_free(b, n);
+	if (!plain) {
+		json_decref(builds);
+		return NULL;
 	}
-	json_decref(a);
-	return 0;
+	cd = json_pack("{s:i, s:i, s:i, s:f}", "registers", regs, "static_shared_memory", smem,
+	               "spill_bytes", spills, "compile_time", *compile_us);
+	json_object_set_new(cd, "builds", builds);
+	return cd;
 }
 
 /* One T4 result; *skip when the evaluation is no result (unmeasured, or never timed). */
-static json_t *t4_result(struct db *db, const struct ranking *r, const struct t4_eval *e, int *skip)
+static json_t *t4_result(struct db *db, const struct ranking *r, const struct db_run_eval *e,
+                         int *skip)
 {
-	json_t *res, *cfg, *times, *runtimes, *ms;
-	const char *inv;
-	int o = outcome_parse(nn(e->outcome)), timed = isfinite(e->fitness);
+	json_t *res, *cfg, *times, *runtimes, *shape_runtimes, *ms, *cd;
+	const char *inv = t4_invalidity(e->outcome);
 	struct strbuf name = STRBUF_INIT;
-	size_t i;
+	double compile_us, validation_us, total_us = 0;
+	int timed = isfinite(e->fitness), all_timed = r->nshapes > 0, rc;
+	size_t i, j;
 
 	*skip = 0;
-	if (o < 0) {
-		error("variant %lld has unknown outcome '%s'", e->variant_id, nn(e->outcome));
-		return NULL;
-	}
-	if (!(inv = t4_invalidity((enum outcome)o))) {
+	if (!inv) {
 		*skip = 1;
 		return NULL;
 	}
 	if (!(cfg = params_json(e->params)))
 		return NULL;
 	runtimes = json_array();
+	shape_runtimes = json_object();
 	ms = json_array();
 	for (i = 0; i < r->nshapes; i++) {
 		struct export_timing t;
-		char *samples;
+		struct db_measured m;
 
-		if (lookup_timing(db, e->variant_id, r->run.device, r->shapes[i].dims, &t,
-		                  &samples) < 0 ||
-		    add_samples(runtimes, samples, e->variant_id) < 0) {
-			free(samples);
+		memset(&m, 0, sizeof(m));
+		if (lookup_timing(db, e->variant_id, r->run.device, r->shapes[i].dims, &t, &m) <
+		    0) {
 			json_decref(cfg);
 			json_decref(runtimes);
+			json_decref(shape_runtimes);
 			json_decref(ms);
 			sb_release(&name);
 			return NULL;
 		}
-		free(samples);
+		if (t.measured && isfinite(t.median_us)) {
+			json_t *samples = json_array();
+
+			for (j = 0; j < m.nsamples; j++)
+				if (isfinite(m.samples[j]))
+					json_array_append_new(samples, json_real(m.samples[j]));
+			json_object_set_new(shape_runtimes, r->shapes[i].name, samples);
+			json_array_append_new(runtimes, json_real(t.median_us));
+			total_us += t.median_us;
+			timed = 1;
+		} else {
+			all_timed = 0;
+		}
+		db_measured_release(&m);
 		if (!t.measured)
 			continue;
-		timed |= isfinite(t.median_us);
 		t.speedup = r->base ? speedup(r->base[i].median_us, t.median_us) : NAN;
 #define M(what, v, unit)                                                                           \
 	do {                                                                                       \
@@ -1028,21 +954,45 @@ static json_t *t4_result(struct db *db, const struct ranking *r, const struct t4
 	}
 	sb_release(&name);
 	/* A correct variant that was never timed (a run without a GPU) measured nothing. */
-	if (o == VARIANT_OK && !timed) {
+	if (e->outcome == VARIANT_OK && !timed) {
 		json_decref(cfg);
 		json_decref(runtimes);
+		json_decref(shape_runtimes);
 		json_decref(ms);
 		*skip = 1;
 		return NULL;
 	}
-	measurement(ms, "fitness", e->fitness, "");
-	measurement(ms, "fitness_lo", e->fitness_lo, "");
-	measurement(ms, "fitness_hi", e->fitness_hi, "");
+	if (e->outcome == VARIANT_OK && isfinite(e->fitness)) {
+		measurement(ms, "fitness", e->fitness, "");
+		measurement(ms, "fitness_lo", e->fitness_lo, "");
+		measurement(ms, "fitness_hi", e->fitness_hi, "");
+	} else {
+		/* Present, and invalid: the reference runner asks every result for the objective.
+		 */
+		measurement_str(ms, "fitness", t4_invalid_value(inv), "");
+	}
+	if (e->outcome == VARIANT_OK && all_timed)
+		measurement(ms, "time", total_us, "us");
+	else
+		measurement_str(ms, "time", t4_invalid_value(inv), "us");
+	measurement_str(ms, "verdict", outcome_name(e->outcome), "");
+	if (e->reason && *e->reason)
+		measurement_str(ms, "reason", e->reason, "");
 
+	cd = t4_compilation(db, e->variant_id, &compile_us, &validation_us, &rc);
+	if (rc < 0) {
+		json_decref(cfg);
+		json_decref(runtimes);
+		json_decref(shape_runtimes);
+		json_decref(ms);
+		return NULL;
+	}
 	times = json_object();
-	json_object_set_new(times, "compilation_time",
-	                    json_real(isfinite(e->compile_seconds) ? e->compile_seconds * 1e6 : 0));
+	json_object_set_new(times, "compilation_time", json_real(compile_us));
 	json_object_set_new(times, "runtimes", runtimes);
+	json_object_set_new(times, "shape_runtimes", shape_runtimes);
+	if (validation_us > 0)
+		json_object_set_new(times, "validation", json_real(validation_us));
 	res = json_object();
 	json_object_set_new(res, "timestamp", jstr(e->created_at));
 	json_object_set_new(res, "configuration", cfg);
@@ -1052,51 +1002,68 @@ static json_t *t4_result(struct db *db, const struct ranking *r, const struct t4
 	/* As Kernel Tuner writes it: 0 only when the output check failed. */
 	json_object_set_new(res, "correctness", json_integer(!strcmp(inv, "correctness") ? 0 : 1));
 	json_object_set_new(res, "measurements", ms);
+	if (cd)
+		json_object_set_new(res, "compilation_data", cd);
 	return res;
+}
+
+static json_t *t4_metadata(const struct ranking *r)
+{
+	json_t *meta = json_object(), *shapes = json_array(), *objective;
+	size_t i;
+
+	json_object_set_new(meta, "compute_api", json_string("CUDA"));
+	json_object_set_new(meta, "platform",
+	                    json_sprintf("NVIDIA CUDA (driver %s, NVRTC %s, %s)", nn(r->run.driver),
+	                                 nn(r->run.nvrtc), nn(r->run.arch)));
+	json_object_set_new(meta, "device", jstr(r->run.device));
+	json_object_set_new(meta, "autotuner", json_string("tuner"));
+	json_object_set_new(meta, "autotuner_version", json_string(TUNER_VERSION));
+	json_object_set_new(meta, "timestamp", jstr(r->run.started_at));
+	json_object_set_new(meta, "timeunit", json_string("microseconds"));
+	json_object_set_new(meta, "run", json_integer(r->run.id));
+	json_object_set_new(meta, "template", jstr(r->run.template_name));
+	json_object_set_new(meta, "template_hash", jstr(r->run.template_hash));
+	for (i = 0; i < r->nshapes; i++)
+		json_array_append_new(shapes, json_pack("{s:s, s:s}", "name", r->shapes[i].name,
+		                                        "dims", r->shapes[i].dims));
+	json_object_set_new(meta, "shapes", shapes);
+	objective = json_pack(
+	    "{s:s, s:s, s:s}", "name", "fitness", "direction", "maximize", "definition",
+	    "geometric mean over the shapes of the baseline's median time over this variant's "
+	    "(the speedup over the baseline); 'time', the sum of the per-shape medians in "
+	    "microseconds, is to be minimized");
+	if (r->baseline_id)
+		json_object_set_new(objective, "baseline",
+		                    json_pack("{s:I, s:s}", "variant_id",
+		                              (json_int_t)r->baseline_id, "params",
+		                              nn(r->baseline_params)));
+	json_object_set_new(meta, "objective", objective);
+	return meta;
 }
 
 int export_t4(struct db *db, long long run_id, struct strbuf *out)
 {
 	struct ranking r;
-	struct t4_evals es = {NULL, 0, 0};
-	json_t *doc = NULL, *meta, *results;
-	char id[32];
-	size_t i;
+	struct db_run_eval *es = NULL;
+	json_t *doc = NULL, *results;
+	size_t i, n = 0;
 	int rc = -1;
 
 	/* The run, its suite and its baseline's timings: a ranking of none. */
 	if (export_rank(db, run_id, 0, &r) < 0)
 		return -1;
-	snprintf(id, sizeof(id), "%lld", run_id);
-	if (db_exec_callback(
-		db,
-		"SELECT x.variant_id, v.params, x.outcome, x.reason, x.fitness,"
-		" x.fitness_lo, x.fitness_hi, x.created_at,"
-		" (SELECT total(b.seconds) FROM builds b"
-		" WHERE b.variant_id = x.variant_id)"
-		" FROM evals x JOIN variants v ON v.id = x.variant_id"
-		" WHERE x.run_id = ?1 ORDER BY x.generation, x.created_at, x.variant_id",
-		t4_eval_row, &es, id, (const char *)NULL) < 0)
+	if (db_run_evals(db, run_id, &es, &n) < 0)
 		goto out;
 
 	doc = json_object();
 	json_object_set_new(doc, "schema_version", json_string("1.1.0"));
-	meta = json_object();
-	json_object_set_new(meta, "compute_api", json_string("CUDA"));
-	json_object_set_new(meta, "platform",
-	                    json_sprintf("NVIDIA CUDA (driver %s, NVRTC %s, %s)", nn(r.run.driver),
-	                                 nn(r.run.nvrtc), nn(r.run.arch)));
-	json_object_set_new(meta, "device", jstr(r.run.device));
-	json_object_set_new(meta, "autotuner", json_string("tuner"));
-	json_object_set_new(meta, "autotuner_version", json_string(TUNER_VERSION));
-	json_object_set_new(meta, "timestamp", jstr(r.run.started_at));
-	json_object_set_new(meta, "timeunit", json_string("microseconds"));
-	json_object_set_new(doc, "metadata", meta);
+	json_object_set_new(doc, "metadata", t4_metadata(&r));
 	results = json_array();
 	json_object_set_new(doc, "results", results);
-	for (i = 0; i < es.n; i++) {
+	for (i = 0; i < n; i++) {
 		int skip;
-		json_t *res = t4_result(db, &r, &es.v[i], &skip);
+		json_t *res = t4_result(db, &r, &es[i], &skip);
 
 		if (!res && !skip)
 			goto out;
@@ -1107,13 +1074,7 @@ int export_t4(struct db *db, long long run_id, struct strbuf *out)
 	doc = NULL;
 out:
 	json_decref(doc);
-	for (i = 0; i < es.n; i++) {
-		free(es.v[i].params);
-		free(es.v[i].outcome);
-		free(es.v[i].reason);
-		free(es.v[i].created_at);
-	}
-	free(es.v);
+	db_run_evals_free(es, n);
 	ranking_release(&r);
 	return rc;
 }
@@ -1124,9 +1085,10 @@ int export_open(const char *db_path, long long run_id, struct db **db, long long
 {
 	struct db_run r;
 	struct stat st;
+	int found;
 
 	*db = NULL;
-	/* db_open() creates a missing file: reading out must not. */
+	/* Reading out never creates a database. */
 	if (stat(db_path, &st) < 0) {
 		if (errno == ENOENT)
 			error("no database '%s' (run 'tuner run' first)", db_path);
@@ -1134,22 +1096,127 @@ int export_open(const char *db_path, long long run_id, struct db **db, long long
 			error("cannot read database '%s': %s", db_path, strerror(errno));
 		return 1;
 	}
-	if (db_open(db_path, db) < 0)
+	if (db_open_read(db_path, db) < 0)
 		return -1;
 	if (!run)
 		return 0;
-	if (run_id <= 0) {
-		if (db_run_latest(*db, &run_id) < 0)
-			goto fail;
-	} else {
+	if (run_id > 0) {
 		if (db_run_get(*db, run_id, &r) < 0)
 			goto fail;
 		db_run_release(&r);
+	} else if ((found = db_run_latest_with(*db, "done", &run_id)) <= 0) {
+		if (!found)
+			error("database '%s' has no completed run", db_path);
+		goto fail;
 	}
 	*run = run_id;
 	return 0;
 fail:
 	db_close(*db);
 	*db = NULL;
+	return -1;
+}
+
+/* The same file (or the database's -wal or -shm beside it). */
+static int same_file(const struct stat *a, const char *path)
+{
+	struct stat b;
+
+	return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+int export_check_target(const char *path, const char *db_path)
+{
+	struct stat st;
+	char *aux;
+	int same;
+
+	if (stat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return error("cannot write '%s': %s", path, strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode))
+		return error("cannot write '%s': it is a directory (give a file name)", path);
+	if (!S_ISREG(st.st_mode))
+		return error("will not replace '%s': it is not a regular file (a device, FIFO or "
+		             "socket)",
+		             path);
+	same = db_path && same_file(&st, db_path);
+	if (!same && db_path) {
+		aux = xasprintf("%s-wal", db_path);
+		same = same_file(&st, aux);
+		free(aux);
+		aux = xasprintf("%s-shm", db_path);
+		same |= same_file(&st, aux);
+		free(aux);
+	}
+	if (same)
+		return error("will not replace '%s': it is the database the export reads", path);
+	return 0;
+}
+
+int export_write_file(const char *path, const char *db_path, const void *data, size_t len)
+{
+	const char *p = data, *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	char *dir, *tmp;
+	mode_t mask;
+	int fd, dfd;
+
+	if (export_check_target(path, db_path) < 0)
+		return -1;
+	dir = path_dirname(path);
+	/* An exclusive, unpredictable name in the target's directory, so rename() is atomic. */
+	tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	/* mkstemp makes it 0600; the file gets what a plain create would give it. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0)
+		goto io;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			goto io;
+		p += w;
+		len -= (size_t)w;
+	}
+	if (fsync(fd) < 0)
+		goto io;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto io;
+	}
+	fd = -1;
+	/* Checked again just before: the target may have changed while the export ran. */
+	if (export_check_target(path, db_path) < 0)
+		goto drop;
+	if (rename(tmp, path) < 0)
+		goto io;
+	/* The rename itself reaches the disk with its directory. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(tmp);
+	free(dir);
+	return 0;
+io:
+	error("cannot write '%s': %s", path, strerror(errno));
+drop:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+fail:
+	free(tmp);
+	free(dir);
 	return -1;
 }

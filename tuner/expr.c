@@ -1,6 +1,8 @@
-/* A small recursive-descent parser and checked evaluator for C-syntax integer expressions. */
+/* A small recursive-descent parser and checked evaluator for C-syntax expressions: integers, and
+ * floating values where a literal or a function makes them. */
 #include <ctype.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,22 +52,54 @@ struct token {
 	size_t off; /* byte offset into the source */
 	size_t len;
 	long long value; /* T_NUM */
+	double fvalue;   /* T_NUM with is_float */
+	int is_float;
 };
 
 /* ------------------------------------------------------------------- tree */
 
 enum node_kind { N_NUM, N_VAR, N_UNARY, N_BINARY, N_COND, N_CALL };
 
-enum func { F_MIN, F_MAX, F_CEIL_DIV };
+enum func {
+	F_MIN,
+	F_MAX,
+	F_CEIL_DIV,
+	F_ABS,
+	F_SQRT,
+	F_RSQRT,
+	F_EXP,
+	F_LOG,
+	F_LOG2,
+	F_POW,
+	F_FLOAT,
+	F_FLOOR,
+	F_CEIL,
+};
 
 static const struct {
 	const char *name;
 	enum func fn;
 	int nargs;
 } funcs[] = {
-    {"min", F_MIN, 2},
-    {"max", F_MAX, 2},
-    {"ceil_div", F_CEIL_DIV, 2},
+    {"min", F_MIN, 2},   {"max", F_MAX, 2},     {"ceil_div", F_CEIL_DIV, 2}, {"abs", F_ABS, 1},
+    {"sqrt", F_SQRT, 1}, {"rsqrt", F_RSQRT, 1}, {"exp", F_EXP, 1},           {"log", F_LOG, 1},
+    {"log2", F_LOG2, 1}, {"pow", F_POW, 2},     {"float", F_FLOAT, 1},       {"floor", F_FLOOR, 1},
+    {"ceil", F_CEIL, 1},
+};
+
+int expr_is_function(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++)
+		if (!strcmp(funcs[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* A value: an integer, or (is_float) a double. */
+struct val {
+	int is_float;
+	long long i;
+	double f;
 };
 
 struct node {
@@ -74,7 +108,7 @@ struct node {
 	enum func fn;     /* N_CALL */
 	int col;          /* 1-based column of the token that names the node */
 	int depth;        /* height of the subtree, 1 for a leaf */
-	long long value;  /* N_NUM */
+	struct val value; /* N_NUM */
 	char *name;       /* N_VAR, N_CALL */
 	struct node *kid[3];
 };
@@ -136,6 +170,50 @@ static const char *char_desc(unsigned char c, char buf[8])
 	return buf;
 }
 
+/* A decimal floating constant at src[start]: digits with a '.' or an exponent. 1 if one is there.
+ */
+static int lex_float(const char *src, size_t start, size_t *end, double *out, struct expr_err *err)
+{
+	size_t i = start;
+	int dot = 0, expo = 0;
+	char *stop;
+
+	while (isdigit((unsigned char)src[i]))
+		i++;
+	if (src[i] == '.') {
+		dot = 1;
+		i++;
+		while (isdigit((unsigned char)src[i]))
+			i++;
+	}
+	if ((src[i] == 'e' || src[i] == 'E') &&
+	    (isdigit((unsigned char)src[i + 1]) ||
+	     ((src[i + 1] == '+' || src[i + 1] == '-') && isdigit((unsigned char)src[i + 2]))))
+		expo = 1;
+	if (!dot && !expo)
+		return 0;
+	if (src[start] == '0' && (src[start + 1] == 'x' || src[start + 1] == 'X'))
+		return 0;
+	*out = strtod(src + start, &stop);
+	i = (size_t)(stop - src);
+	if (is_ident_char((unsigned char)src[i])) {
+		size_t e = i;
+
+		while (is_ident_char((unsigned char)src[e]))
+			e++;
+		set_err(err, (int)i + 1, "invalid suffix '%.*s' on floating constant",
+		        (int)(e - i > 20 ? 20 : e - i), src + i);
+		return -1;
+	}
+	if (!isfinite(*out)) {
+		set_err(err, (int)start + 1, "floating constant '%.*s' is out of range",
+		        (int)(i - start > 40 ? 40 : i - start), src + start);
+		return -1;
+	}
+	*end = i;
+	return 1;
+}
+
 /* Scan a C integer constant (decimal, 0x hex, 0 octal) starting at src[*pos]. */
 static int lex_number(const char *src, size_t *pos, long long *out, struct expr_err *err)
 {
@@ -193,14 +271,19 @@ static int lex_number(const char *src, size_t *pos, long long *out, struct expr_
 	return 0;
 }
 
-static void push(struct lexer *lx, enum tok_kind kind, size_t off, size_t len, long long value)
+static struct token *push(struct lexer *lx, enum tok_kind kind, size_t off, size_t len,
+                          long long value)
 {
+	struct token *t;
+
 	ALLOC_GROW(lx->toks, lx->nr + 1, lx->alloc);
-	lx->toks[lx->nr].kind = kind;
-	lx->toks[lx->nr].off = off;
-	lx->toks[lx->nr].len = len;
-	lx->toks[lx->nr].value = value;
-	lx->nr++;
+	t = &lx->toks[lx->nr++];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->off = off;
+	t->len = len;
+	t->value = value;
+	return t;
 }
 
 /* Split the source into tokens, ending with T_EOF; -1 with err on a lexical error. */
@@ -223,10 +306,22 @@ static int lex(struct lexer *lx, struct expr_err *err)
 			push(lx, T_EOF, i, 0, 0);
 			return 0;
 		}
-		if (isdigit(c)) {
-			size_t start = i;
+		if (isdigit(c) || (c == '.' && isdigit((unsigned char)s[i + 1]))) {
+			size_t start = i, end = i;
 			long long v;
+			double f;
+			int r = lex_float(s, start, &end, &f, err);
 
+			if (r < 0)
+				return -1;
+			if (r) {
+				struct token *t = push(lx, T_NUM, start, end - start, 0);
+
+				t->is_float = 1;
+				t->fvalue = f;
+				i = end;
+				continue;
+			}
 			if (lex_number(s, &i, &v, err) < 0)
 				return -1;
 			push(lx, T_NUM, start, i - start, v);
@@ -503,7 +598,9 @@ static struct node *parse_primary(struct parser *p)
 	case T_NUM:
 		p->pos++;
 		n = new_node(p, N_NUM, tok_col(t), NULL, NULL, NULL);
-		n->value = t->value;
+		n->value.is_float = t->is_float;
+		n->value.i = t->value;
+		n->value.f = t->fvalue;
 		return n;
 	case T_IDENT:
 		p->pos++;
@@ -672,12 +769,14 @@ static const char *op_text(enum tok_kind k)
 	return k == T_PLUS ? "+" : k == T_MINUS ? "-" : k == T_STAR ? "*" : "/";
 }
 
-static int lookup(const struct expr_scope *scope, const char *name, long long *out)
+static void set_int(struct val *v, long long i);
+
+static int lookup(const struct expr_scope *scope, const char *name, struct val *out)
 {
 	for (; scope; scope = scope->next)
 		for (size_t i = 0; i < scope->n; i++)
 			if (scope->vars[i].name && !strcmp(scope->vars[i].name, name)) {
-				*out = scope->vars[i].value;
+				set_int(out, scope->vars[i].value);
 				return 0;
 			}
 	return -1;
@@ -689,39 +788,120 @@ static int overflow(struct expr_err *err, const struct node *n, long long a, lon
 	return -1;
 }
 
-static int eval(const struct node *n, const struct expr_scope *scope, long long *out,
+static double as_double(const struct val *v)
+{
+	return v->is_float ? v->f : (double)v->i;
+}
+
+static int truth(const struct val *v)
+{
+	return v->is_float ? v->f != 0 : v->i != 0;
+}
+
+static void set_int(struct val *v, long long i)
+{
+	v->is_float = 0;
+	v->i = i;
+	v->f = 0;
+}
+
+/* A floating result: NaN and infinity are errors, never values. */
+static int set_float(struct val *v, double f, const struct node *n, struct expr_err *err)
+{
+	if (!isfinite(f)) {
+		set_err(err, n->col, "'%s' gives %s", n->kind == N_CALL ? n->name : op_text(n->op),
+		        isnan(f) ? "NaN" : "an infinity");
+		return -1;
+	}
+	v->is_float = 1;
+	v->f = f;
+	v->i = 0;
+	return 0;
+}
+
+static int eval(const struct node *n, const struct expr_scope *scope, struct val *out,
                 struct expr_err *err);
 
-static int eval_binary(const struct node *n, const struct expr_scope *scope, long long *out,
-                       struct expr_err *err)
+static int compare(enum tok_kind op, double a, double b)
 {
-	long long a, b;
-
-	if (eval(n->kid[0], scope, &a, err) < 0)
-		return -1;
-	if (n->op == T_AND || n->op == T_OR) {
-		if ((n->op == T_AND && !a) || (n->op == T_OR && a)) {
-			*out = n->op == T_OR;
-			return 0;
-		}
-		if (eval(n->kid[1], scope, &b, err) < 0)
-			return -1;
-		*out = b != 0;
-		return 0;
+	switch (op) {
+	case T_LT:
+		return a < b;
+	case T_LE:
+		return a <= b;
+	case T_GT:
+		return a > b;
+	case T_GE:
+		return a >= b;
+	case T_EQ:
+		return a == b;
+	default:
+		return a != b;
 	}
-	if (eval(n->kid[1], scope, &b, err) < 0)
-		return -1;
+}
+
+static int eval_float_binary(const struct node *n, double a, double b, struct val *out,
+                             struct expr_err *err)
+{
 	switch (n->op) {
 	case T_PLUS:
-		if (__builtin_add_overflow(a, b, out))
+		return set_float(out, a + b, n, err);
+	case T_MINUS:
+		return set_float(out, a - b, n, err);
+	case T_STAR:
+		return set_float(out, a * b, n, err);
+	case T_SLASH:
+		if (b == 0) {
+			set_err(err, n->col, "division by zero");
+			return -1;
+		}
+		return set_float(out, a / b, n, err);
+	case T_PERCENT:
+		set_err(err, n->col, "'%%' needs integers");
+		return -1;
+	default:
+		set_int(out, compare(n->op, a, b));
+		return 0;
+	}
+}
+
+static int eval_binary(const struct node *n, const struct expr_scope *scope, struct val *out,
+                       struct expr_err *err)
+{
+	struct val va, vb;
+	long long a, b;
+
+	if (eval(n->kid[0], scope, &va, err) < 0)
+		return -1;
+	if (n->op == T_AND || n->op == T_OR) {
+		if ((n->op == T_AND && !truth(&va)) || (n->op == T_OR && truth(&va))) {
+			set_int(out, n->op == T_OR);
+			return 0;
+		}
+		if (eval(n->kid[1], scope, &vb, err) < 0)
+			return -1;
+		set_int(out, truth(&vb));
+		return 0;
+	}
+	if (eval(n->kid[1], scope, &vb, err) < 0)
+		return -1;
+	if (va.is_float || vb.is_float)
+		return eval_float_binary(n, as_double(&va), as_double(&vb), out, err);
+	a = va.i;
+	b = vb.i;
+	out->is_float = 0;
+	out->f = 0;
+	switch (n->op) {
+	case T_PLUS:
+		if (__builtin_add_overflow(a, b, &out->i))
 			return overflow(err, n, a, b);
 		return 0;
 	case T_MINUS:
-		if (__builtin_sub_overflow(a, b, out))
+		if (__builtin_sub_overflow(a, b, &out->i))
 			return overflow(err, n, a, b);
 		return 0;
 	case T_STAR:
-		if (__builtin_mul_overflow(a, b, out))
+		if (__builtin_mul_overflow(a, b, &out->i))
 			return overflow(err, n, a, b);
 		return 0;
 	case T_SLASH:
@@ -738,64 +918,119 @@ static int eval_binary(const struct node *n, const struct expr_scope *scope, lon
 		if (a == LLONG_MIN && b == -1) {
 			if (n->op == T_SLASH)
 				return overflow(err, n, a, b);
-			*out = 0;
+			out->i = 0;
 			return 0;
 		}
-		*out = n->op == T_SLASH ? a / b : a % b;
+		out->i = n->op == T_SLASH ? a / b : a % b;
 		return 0;
 	case T_LT:
-		*out = a < b;
-		return 0;
 	case T_LE:
-		*out = a <= b;
-		return 0;
 	case T_GT:
-		*out = a > b;
-		return 0;
 	case T_GE:
-		*out = a >= b;
-		return 0;
 	case T_EQ:
-		*out = a == b;
-		return 0;
 	case T_NE:
-		*out = a != b;
+		out->i = n->op == T_LT   ? a < b
+		         : n->op == T_LE ? a <= b
+		         : n->op == T_GT ? a > b
+		         : n->op == T_GE ? a >= b
+		         : n->op == T_EQ ? a == b
+		                         : a != b;
 		return 0;
 	default:
 		BUG("unknown binary operator %d", (int)n->op);
 	}
 }
 
-static int eval_call(const struct node *n, const struct expr_scope *scope, long long *out,
+/* floor() and ceil(): an integer again, if it fits. */
+static int to_int(const struct node *n, double f, struct val *out, struct expr_err *err)
+{
+	if (!(f >= -9.2233720368547758e18 && f < 9.2233720368547758e18)) {
+		set_err(err, n->col, "'%s' of %g does not fit a 64-bit integer", n->name, f);
+		return -1;
+	}
+	set_int(out, (long long)f);
+	return 0;
+}
+
+static int eval_call(const struct node *n, const struct expr_scope *scope, struct val *out,
                      struct expr_err *err)
 {
-	long long a, b;
+	struct val a, b;
+	double x;
 
-	if (eval(n->kid[0], scope, &a, err) < 0 || eval(n->kid[1], scope, &b, err) < 0)
+	if (eval(n->kid[0], scope, &a, err) < 0)
 		return -1;
+	if (n->kid[1] && eval(n->kid[1], scope, &b, err) < 0)
+		return -1;
+	x = as_double(&a);
 	switch (n->fn) {
 	case F_MIN:
-		*out = a < b ? a : b;
-		return 0;
 	case F_MAX:
-		*out = a > b ? a : b;
+		if (a.is_float || b.is_float) {
+			double y = as_double(&b);
+
+			return set_float(out, (n->fn == F_MIN) == (x < y) ? x : y, n, err);
+		}
+		set_int(out, (n->fn == F_MIN) == (a.i < b.i) ? a.i : b.i);
 		return 0;
 	case F_CEIL_DIV:
-		if (b <= 0) {
-			set_err(err, n->col, "ceil_div divisor must be positive, got %lld", b);
+		if (a.is_float || b.is_float) {
+			set_err(err, n->col, "'ceil_div' needs integers");
+			return -1;
+		}
+		if (b.i <= 0) {
+			set_err(err, n->col, "ceil_div divisor must be positive, got %lld", b.i);
 			return -1;
 		}
 		/* C division truncates toward zero, which is already the ceiling for a < 0. */
-		*out = a / b + (a % b > 0);
+		set_int(out, a.i / b.i + (a.i % b.i > 0));
 		return 0;
+	case F_ABS:
+		if (a.is_float)
+			return set_float(out, fabs(a.f), n, err);
+		if (a.i == LLONG_MIN) {
+			set_err(err, n->col, "signed overflow in abs(%lld)", a.i);
+			return -1;
+		}
+		set_int(out, a.i < 0 ? -a.i : a.i);
+		return 0;
+	case F_SQRT:
+		if (x < 0) {
+			set_err(err, n->col, "sqrt of a negative number (%g)", x);
+			return -1;
+		}
+		return set_float(out, sqrt(x), n, err);
+	case F_RSQRT:
+		if (x <= 0) {
+			set_err(err, n->col, "rsqrt of %g: needs a positive number", x);
+			return -1;
+		}
+		return set_float(out, 1.0 / sqrt(x), n, err);
+	case F_EXP:
+		return set_float(out, exp(x), n, err);
+	case F_LOG:
+	case F_LOG2:
+		if (x <= 0) {
+			set_err(err, n->col, "%s of %g: needs a positive number", n->name, x);
+			return -1;
+		}
+		return set_float(out, n->fn == F_LOG ? log(x) : log2(x), n, err);
+	case F_POW:
+		return set_float(out, pow(x, as_double(&b)), n, err);
+	case F_FLOAT:
+		return set_float(out, x, n, err);
+	case F_FLOOR:
+		return a.is_float ? to_int(n, floor(a.f), out, err) : (*out = a, 0);
+	case F_CEIL:
+		return a.is_float ? to_int(n, ceil(a.f), out, err) : (*out = a, 0);
 	}
 	BUG("unknown function %d", (int)n->fn);
 }
 
-static int eval(const struct node *n, const struct expr_scope *scope, long long *out,
+static int eval(const struct node *n, const struct expr_scope *scope, struct val *out,
                 struct expr_err *err)
 {
-	long long a;
+	struct val a;
 
 	switch (n->kind) {
 	case N_NUM:
@@ -811,15 +1046,17 @@ static int eval(const struct node *n, const struct expr_scope *scope, long long 
 		if (eval(n->kid[0], scope, &a, err) < 0)
 			return -1;
 		if (n->op == T_NOT) {
-			*out = !a;
+			set_int(out, !truth(&a));
 		} else if (n->op == T_PLUS) {
 			*out = a;
+		} else if (a.is_float) {
+			return set_float(out, -a.f, n, err);
 		} else {
-			if (a == LLONG_MIN) {
-				set_err(err, n->col, "signed overflow in -(%lld)", a);
+			if (a.i == LLONG_MIN) {
+				set_err(err, n->col, "signed overflow in -(%lld)", a.i);
 				return -1;
 			}
-			*out = -a;
+			set_int(out, -a.i);
 		}
 		return 0;
 	case N_BINARY:
@@ -827,18 +1064,16 @@ static int eval(const struct node *n, const struct expr_scope *scope, long long 
 	case N_COND:
 		if (eval(n->kid[0], scope, &a, err) < 0)
 			return -1;
-		return eval(n->kid[a ? 1 : 2], scope, out, err);
+		return eval(n->kid[truth(&a) ? 1 : 2], scope, out, err);
 	case N_CALL:
 		return eval_call(n, scope, out, err);
 	}
 	BUG("unknown expression node %d", (int)n->kind);
 }
 
-int expr_eval(const struct expr *e, const struct expr_scope *scope, long long *out,
-              struct expr_err *err)
+static int eval_root(const struct expr *e, const struct expr_scope *scope, struct val *v,
+                     struct expr_err *err)
 {
-	long long v;
-
 	if (err) {
 		err->col = 0;
 		err->msg[0] = '\0';
@@ -847,10 +1082,38 @@ int expr_eval(const struct expr *e, const struct expr_scope *scope, long long *o
 		set_err(err, 0, "no expression");
 		return -1;
 	}
-	if (eval(e->root, scope, &v, err) < 0)
+	return eval(e->root, scope, v, err);
+}
+
+int expr_eval(const struct expr *e, const struct expr_scope *scope, long long *out,
+              struct expr_err *err)
+{
+	struct val v;
+
+	if (eval_root(e, scope, &v, err) < 0)
+		return -1;
+	if (v.is_float) {
+		set_err(err, 1, "a floating-point value (%g) where an integer is needed", v.f);
+		return -1;
+	}
+	if (out)
+		*out = v.i;
+	return 0;
+}
+
+int expr_eval_number(const struct expr *e, const struct expr_scope *scope, double *out,
+                     int *is_float, long long *iout, struct expr_err *err)
+{
+	struct val v;
+
+	if (eval_root(e, scope, &v, err) < 0)
 		return -1;
 	if (out)
-		*out = v;
+		*out = as_double(&v);
+	if (is_float)
+		*is_float = v.is_float;
+	if (iout)
+		*iout = v.i;
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/job.h"
 #include "tuner/measure.h"
 #include "tuner/pipeline.h"
 #include "tuner/template.h"
@@ -16,17 +17,6 @@
 enum stage { STAGE_DONE, STAGE_COMPILE, STAGE_GPU };
 
 /* ------------------------------------------------------------- lifetime */
-
-void pipeline_shape_dims(const struct config *cfg, const struct shape *sh, char *out, size_t len)
-{
-	const struct problem *pr = cfg->fam.problem;
-	size_t i, at = 0;
-
-	*out = '\0';
-	for (i = 0; pr && i < pr->ndims && at < len; i++)
-		at += (size_t)snprintf(out + at, len - at, "%s%s=%lld", i ? "," : "", pr->dims[i],
-		                       sh->dims[i]);
-}
 
 static char *join_options(char **opts, size_t n)
 {
@@ -56,13 +46,25 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
 	p->pool = compile_pool_new(jobs ? jobs : cfg->jobs, cache_dir);
 	if (!p->pool)
 		return -1;
+	compile_pool_set_timeout(p->pool, cfg->compile_timeout_s);
 	p->options = template_options(cfg, 0, &p->noptions);
 	p->san_options = template_options(cfg, 1, &p->nsan_options);
 	p->options_text = join_options(p->options, p->noptions);
 	p->nspecs = space_specs(cfg, p->specs, p->shape_spec);
 	for (i = 0; i < cfg->nshapes; i++)
-		pipeline_shape_dims(cfg, &cfg->shapes[i], p->shape_dims[i],
-		                    sizeof(p->shape_dims[i]));
+		p->shape[p->nshapes++] = &cfg->shapes[i];
+	if (cfg->ragged) {
+		size_t of[PIPELINE_MAX_SHAPES];
+
+		p->nderived =
+		    job_derive_ragged(cfg, p->derived, of, PIPELINE_MAX_SHAPES - cfg->nshapes);
+		for (i = 0; i < p->nderived; i++) {
+			p->shape_spec[p->nshapes] = p->shape_spec[of[i]];
+			p->shape[p->nshapes++] = &p->derived[i];
+		}
+	}
+	for (i = 0; i < p->nshapes; i++)
+		job_shape_dims(cfg, p->shape[i], p->shape_dims[i], sizeof(p->shape_dims[i]));
 	return 0;
 }
 
@@ -74,7 +76,8 @@ void pipeline_release(struct pipeline *p)
 	template_options_free(p->san_options, p->nsan_options);
 	free(p->options_text);
 	free(p->ref_cubin);
-	free(p->ref_kernel);
+	free(p->support_cubin);
+	job_shapes_release(p->derived, p->nderived);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -90,56 +93,91 @@ static int compile_one(struct pipeline *p, struct compile_job *job)
 	return 0;
 }
 
+/*
+ * Build a kernel the worker needs besides the candidate (the reference, the
+ * support kernels) for the job's architecture, through the pool and its
+ * cache; *cubin gets the cached cubin's path. 0 or error().
+ */
+static int build_aux(struct pipeline *p, const char *what, const char *name, const char *src,
+                     char **extra, size_t nextra, char **cubin)
+{
+	struct compile_job job;
+	char **opts = xcalloc(p->noptions + nextra + 1, sizeof(*opts));
+	struct hasher *h = hasher_new();
+	size_t i, n = 0;
+
+	for (i = 0; i < p->noptions; i++)
+		opts[n++] = p->options[i];
+	for (i = 0; i < nextra; i++)
+		opts[n++] = extra[i];
+	memset(&job, 0, sizeof(job));
+	hasher_adds(h, what);
+	hasher_adds(h, src);
+	for (i = 0; i < n; i++)
+		if (strncmp(opts[i], "-I", 2))
+			hasher_adds(h, opts[i]);
+	if (compile_nvrtc_version(job.key, sizeof(job.key)) == 0)
+		hasher_adds(h, job.key);
+	hasher_final_hex(h, job.key);
+	job.source = (char *)src;
+	job.name = name;
+	job.entry = NULL;
+	job.options = opts;
+	job.noptions = n;
+	compile_one(p, &job);
+	free(opts);
+	if (job.result.outcome != VARIANT_OK) {
+		error("the %s '%s' does not compile for %s:\n%s", what, name, p->cfg->arch.name,
+		      job.result.log ? job.result.log : "");
+		build_release(&job.result);
+		return -1;
+	}
+	*cubin = xstrdup(job.result.cubin_path);
+	build_release(&job.result);
+	return 0;
+}
+
+/* The embedded kernels/support/tuner_support.cu, as one string. */
+static char *support_source(void)
+{
+	extern const char *const tuner_support_source[];
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; tuner_support_source[i]; i++)
+		sb_adds(&sb, tuner_support_source[i]);
+	return sb_detach(&sb);
+}
+
+/* The architecture a cubin is built for must be the GPU's. */
+static int arch_check(const struct arch_limits *a, int cc, const char *device)
+{
+	if (!cc || arch_runs_on(a, cc))
+		return 0;
+	return error("the job is built for %s (compute capability %d.%d) but the GPU is %s "
+	             "(compute capability %d.%d): its cubins cannot run there; set 'arch' to "
+	             "sm_%d%s",
+	             a->name, a->cc / 10, a->cc % 10, device, cc / 10, cc % 10, cc,
+	             a->name[strlen(a->name) - 1] == 'a' ? "a" : "");
+}
+
 int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *device)
 {
 	const struct problem *pr = p->cfg->fam.problem;
-	char *dir, *kdir, *path, *src = NULL, *base, *dot;
-	struct compile_job job;
-	struct hasher *h;
-	size_t len, i;
+	char *src;
+	int r;
 
-	dir = path_dirname(p->cfg->fam.path);
-	kdir = path_join(dir, "..");
-	path = path_join(kdir, pr->reference);
-	free(dir);
-	free(kdir);
-	if (read_file(path, &src, &len) < 0) {
-		error("cannot read the reference kernel '%s'", path);
-		free(path);
+	if (arch_check(&p->cfg->arch, worker_cc(w), device) < 0)
 		return -1;
-	}
-	base = strrchr(path, '/');
-	base = xstrdup(base ? base + 1 : path);
-	if ((dot = strrchr(base, '.')))
-		*dot = '\0';
-	memset(&job, 0, sizeof(job));
-	h = hasher_new();
-	hasher_adds(h, "reference");
-	hasher_adds(h, src);
-	for (i = 0; i < p->noptions; i++)
-		if (strncmp(p->options[i], "-I", 2))
-			hasher_adds(h, p->options[i]);
-	hasher_final_hex(h, job.key);
-	job.source = src;
-	job.name = path;
-	job.entry = base;
-	job.options = p->options;
-	job.noptions = p->noptions;
-	compile_one(p, &job);
-	if (job.result.outcome != VARIANT_OK) {
-		error("the reference kernel '%s' does not compile:\n%s", path,
-		      job.result.log ? job.result.log : "");
-		build_release(&job.result);
-		free(src);
-		free(path);
-		free(base);
+	if (build_aux(p, "reference kernel", pr->ref.source_path, pr->ref.source, pr->ref.options,
+	              pr->ref.noptions, &p->ref_cubin) < 0)
 		return -1;
-	}
-	p->ref_cubin = xstrdup(job.result.cubin_path);
-	p->ref_kernel = base;
-	build_release(&job.result);
+	src = support_source();
+	r = build_aux(p, "worker's support kernels", "tuner_support.cu", src, NULL, 0,
+	              &p->support_cubin);
 	free(src);
-	free(path);
+	if (r < 0)
+		return -1;
 	p->worker = w;
 	snprintf(p->device, sizeof(p->device), "%s", device);
 	return 0;
@@ -237,11 +275,21 @@ static int finish(struct pipeline *p, int generation, struct evaluation *ev)
 
 /* --------------------------------------------------------------- fitness */
 
-static double shape_flops(const struct config *cfg, size_t s)
+/* The problem's flops expression on one shape; NaN when it has none. */
+static double shape_flops(const struct pipeline *p, size_t s)
 {
-	const struct problem *pr = cfg->fam.problem;
+	const struct problem *pr = p->cfg->fam.problem;
+	struct space_scope sc;
+	struct variant va;
+	double v;
 
-	return pr && pr->flops ? pr->flops(cfg->shapes[s].dims) : 0;
+	if (!pr->flops)
+		return NAN;
+	memset(&va, 0, sizeof(va));
+	space_scope_init(&sc, p->cfg, &va, p->shape[s]);
+	if (expr_eval_number(pr->flops, &sc.scope, &v, NULL, NULL, NULL) < 0)
+		return NAN;
+	return v;
 }
 
 /*
@@ -317,6 +365,8 @@ static int apply_measured(struct evaluation *ev, size_t s, const struct db_measu
 			           m->reason ? m->reason : "");
 		return 1;
 	}
+	if (s >= TUNER_MAX_SHAPES)
+		return 0; /* a ragged shape: checked, not timed */
 	ev->t[s].median_us = m->median_us;
 	ev->t[s].ci_lo_us = m->ci_lo_us;
 	ev->t[s].ci_hi_us = m->ci_hi_us;
@@ -336,7 +386,7 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 	memset(&m, 0, sizeof(m));
 	memset(&got, 0, sizeof(got));
 	m.device = p->device;
-	m.shape = p->cfg->shapes[s].name;
+	m.shape = p->shape[s]->name;
 	m.shape_dims = p->shape_dims[s];
 	m.outcome = o;
 	m.reason = reason;
@@ -352,7 +402,7 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 		if (measure_bootstrap_ci(samples, nsamples, BOOTSTRAP_RESAMPLES, seed, &m.ci_lo_us,
 		                         &m.ci_hi_us) < 0)
 			return -1;
-		m.tflops = shape_flops(p->cfg, s) / (m.median_us * 1e-6) / 1e12;
+		m.tflops = shape_flops(p, s) / (m.median_us * 1e-6) / 1e12;
 	}
 	if (db_measure_record(p->db, p->run_id, ev->variant_id, &m, NULL) < 0)
 		return -1;
@@ -366,60 +416,37 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 	return 0;
 }
 
-/* Fill a job's shape: dims, launch geometry and dynamic shared memory from the sidecar. */
-static int job_shape(struct pipeline *p, const struct evaluation *ev, size_t s,
-                     struct worker_shape_job *js)
-{
-	const struct config *cfg = p->cfg;
-	const struct family *fam = &cfg->fam;
-	const struct shape *sh = &cfg->shapes[s];
-	struct space_scope sc;
-	struct expr_err err;
-	long long v;
-	size_t d;
-
-	memset(js, 0, sizeof(*js));
-	snprintf(js->name, sizeof(js->name), "%s", sh->name);
-	for (d = 0; d < TUNER_MAX_DIMS && d < WORKER_MAX_DIMS; d++)
-		js->dims[d] = sh->dims[d];
-	space_scope_init(&sc, cfg, &ev->va, sh);
-	for (d = 0; d < 3; d++) {
-		if (expr_eval(fam->grid[d], &sc.scope, &v, &err) < 0 || v <= 0)
-			return error("%s: launch grid[%zu] '%s' on shape '%s': %s", fam->path, d,
-			             expr_text(fam->grid[d]), sh->name,
-			             v <= 0 ? "not positive" : err.msg);
-		js->grid[d] = (unsigned)v;
-		if (expr_eval(fam->block[d], &sc.scope, &v, &err) < 0 || v <= 0)
-			return error("%s: launch block[%zu] '%s' on shape '%s': %s", fam->path, d,
-			             expr_text(fam->block[d]), sh->name,
-			             v <= 0 ? "not positive" : err.msg);
-		js->block[d] = (unsigned)v;
-	}
-	if (expr_eval(fam->smem_bytes, &sc.scope, &v, &err) < 0)
-		return error("%s: smem_bytes on shape '%s': %s", fam->path, sh->name, err.msg);
-	js->smem = (unsigned)v;
-	return 0;
-}
-
 static void job_init(struct pipeline *p, struct worker_job *job)
 {
 	const struct config *cfg = p->cfg;
 
 	memset(job, 0, sizeof(*job));
-	job->kernel = cfg->fam.kernel;
-	job->problem = cfg->fam.problem->name;
 	job->ref_cubin_path = p->ref_cubin;
-	job->ref_kernel = p->ref_kernel;
-	job->rel_l2 = cfg->rel_l2;
-	job->max_abs = cfg->max_abs;
+	job->support_path = p->support_cubin;
 	job->check_seeds = cfg->check_seeds;
 	job->seed = cfg->seed;
 	job->warmup = cfg->warmup;
 	job->repeats = cfg->repeats;
+	job->min_repeats = cfg->min_repeats;
+	job->rel_ci = cfg->rel_ci;
 	job->launches = cfg->launches;
 	job->l2_hot = cfg->l2 == L2_HOT;
 	job->timeout_s = cfg->timeout_s;
 	job->time_it = 1;
+}
+
+/* Add shape s of the pipeline to a job: 0, or -1 with ev rejected (the launch cannot be built). */
+static int job_add(struct pipeline *p, struct evaluation *ev, struct worker_job *job, size_t s)
+{
+	struct worker_shape_job *ws = worker_job_shape(job);
+	char why[400];
+
+	if (job_resolve_shape(p->cfg, &ev->va, p->shape[s], ws, why, sizeof(why)) < 0) {
+		set_reason(ev, REJECT_CONSTRAINT, GATE_CONSTRAINT, "cannot launch: %s", why);
+		return -1;
+	}
+	ws->check_only = s >= p->cfg->nshapes;
+	return 0;
 }
 
 /* The TUNER_SANITIZE build of one spec, compiled (or found in the cache) and recorded. */
@@ -432,7 +459,7 @@ static int sanitize_build(struct pipeline *p, const struct evaluation *ev, size_
 	template_build_key(ev->hash, &p->specs[sp], 1, job.key);
 	job.source = template_render(p->cfg, &ev->va, &p->specs[sp], 1);
 	job.name = p->cfg->fam.source_path;
-	job.entry = p->cfg->fam.kernel;
+	job.entry = p->cfg->fam.launches[0].kernel;
 	job.options = p->san_options;
 	job.noptions = p->nsan_options;
 	compile_one(p, &job);
@@ -451,18 +478,18 @@ static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, co
 {
 	struct worker_job job;
 	struct worker_result res;
-	size_t s, map[WORKER_MAX_SHAPES], i;
+	size_t s, map[PIPELINE_MAX_SHAPES], i;
 	int r = 0;
 
 	job_init(p, &job);
-	for (s = 0; s < p->cfg->nshapes; s++) {
+	for (s = 0; s < p->nshapes; s++) {
 		if (p->shape_spec[s] != sp || !missing[s])
 			continue;
-		if (job.nshapes == WORKER_MAX_SHAPES)
-			BUG("more than %d shapes in one job", WORKER_MAX_SHAPES);
-		if (job_shape(p, ev, s, &job.shapes[job.nshapes]) < 0)
-			return -1;
-		map[job.nshapes++] = s;
+		if (job_add(p, ev, &job, s) < 0) {
+			worker_job_release(&job);
+			return 0; /* ev is rejected: it cannot be launched there */
+		}
+		map[job.nshapes - 1] = s;
 	}
 	if (!job.nshapes)
 		return 0;
@@ -471,8 +498,10 @@ static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, co
 		    p->specs[sp].key);
 	job.cubin_path = cubin;
 	memset(&res, 0, sizeof(res));
-	if (worker_eval(p->worker, &job, &res) < 0) {
+	r = worker_eval(p->worker, &job, &res);
+	if (r < 0) {
 		worker_result_release(&res);
+		worker_job_release(&job);
 		return -1;
 	}
 	if (db_begin(p->db) < 0)
@@ -492,95 +521,120 @@ static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, co
 	if (r)
 		db_rollback(p->db);
 	worker_result_release(&res);
+	worker_job_release(&job);
 	return r;
 }
 
-/* The recording's first compile, resource or sanitize rejection of the variant: 1 found, 0 not. */
-struct replay_gate {
-	int found;
-	enum outcome outcome;
-	enum gate gate;
-	char reason[512];
-};
-
-static int replay_gate_row(void *ctx, int ncols, const char *const *v, const char *const *names)
+/*
+ * Copy one shape's recorded result into this run's database as the recording
+ * has it (its median and interval too, not recomputed from the samples, so a
+ * replay reads what was recorded) and apply it to ev.
+ */
+static int replay_store(struct pipeline *p, struct evaluation *ev, size_t s,
+                        const struct db_measured *rec)
 {
-	struct replay_gate *rg = ctx;
-	int o = outcome_parse(v[1] ? v[1] : "");
-	int g;
+	struct db_measurement m;
 
-	(void)ncols;
-	(void)names;
-	if (o < 0)
-		return error("replay: unknown outcome '%s'", v[1] ? v[1] : "");
-	rg->found = 1;
-	rg->outcome = (enum outcome)o;
-	rg->gate = GATE_COMPILE;
-	for (g = 0; g < GATE_COUNT; g++)
-		if (v[0] && !strcmp(v[0], gate_name((enum gate)g)))
-			rg->gate = (enum gate)g;
-	snprintf(rg->reason, sizeof(rg->reason), "%s", v[2] ? v[2] : "");
-	return 1;
+	memset(&m, 0, sizeof(m));
+	m.device = p->device;
+	m.shape = p->cfg->shapes[s].name;
+	m.shape_dims = p->shape_dims[s];
+	m.outcome = rec->outcome;
+	m.reason = rec->reason;
+	m.rel_l2 = rec->rel_l2;
+	m.max_abs = rec->max_abs;
+	m.median_us = rec->median_us;
+	m.ci_lo_us = rec->ci_lo_us;
+	m.ci_hi_us = rec->ci_hi_us;
+	m.tflops = rec->tflops;
+	m.samples = rec->samples;
+	m.nsamples = rec->nsamples;
+	if (db_measure_record(p->db, p->run_id, ev->variant_id, &m, NULL) < 0)
+		return -1;
+	if (rec->outcome == VARIANT_OK && isnan(rec->median_us)) {
+		/* checked but never timed there: nothing to rank it by */
+		set_reason(ev, REJECT_UNMEASURED, GATE_CORRECT,
+		           "shape '%s': not timed in the recording '%s'", p->cfg->shapes[s].name,
+		           p->replay_path);
+		return 0;
+	}
+	apply_measured(ev, s, rec);
+	return 0;
 }
 
-/* Answer one candidate from the recording. 0, or -1 on a database error. */
+/*
+ * Answer one candidate from the recording, which knows it by its template
+ * hash, arch and params (never by the variant hash: that covers the compile
+ * options and the compiler, which may have changed since). 0, or -1 on a
+ * database error.
+ */
 static int replay_eval(struct pipeline *p, struct evaluation *ev)
 {
-	struct replay_gate rg;
+	struct db_recorded_key key;
+	struct db_gate_found g;
+	char *params = space_format(&p->cfg->fam, &ev->va);
 	size_t s;
+	int r, gi;
 
-	memset(&rg, 0, sizeof(rg));
-	if (db_exec_callback(
-		p->replay,
-		"SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
-		" ON v.id = g.variant_id WHERE v.hash = ?1 AND g.outcome != 'ok'"
-		" AND g.gate IN ('compile', 'resources', 'sanitize') ORDER BY g.id LIMIT 1",
-		replay_gate_row, &rg, ev->hash, (const char *)NULL) < 0)
-		return -1;
-	if (rg.found) {
-		set_reason(ev, rg.outcome, rg.gate, "%s (replayed)", rg.reason);
+	key.template_hash = p->cfg->fam.source_hash;
+	key.arch = p->cfg->arch.name;
+	key.params = params;
+	r = db_gate_rejection_params(p->replay, &key, &g);
+	if (r < 0)
+		goto fail;
+	if (r == 1) {
+		enum gate gate = GATE_COMPILE;
+
+		for (gi = 0; gi < GATE_COUNT; gi++)
+			if (!strcmp(g.gate, gate_name((enum gate)gi)))
+				gate = (enum gate)gi;
+		set_reason(ev, g.outcome, gate, "%s (replayed)", g.reason ? g.reason : "");
+		db_gate_found_release(&g);
+		free(params);
 		return 0;
 	}
 	if (db_begin(p->db) < 0)
-		return -1;
+		goto fail;
 	for (s = 0; s < p->cfg->nshapes && ev->outcome == VARIANT_OK; s++) {
 		struct db_measured m;
-		int r = db_measure_lookup(p->db, ev->variant_id, p->device, p->shape_dims[s], &m);
 
-		if (r == 0)
-			r = db_measure_lookup_hash(p->replay, ev->hash, p->device, p->shape_dims[s],
-			                           &m);
-		else if (r == 1) {
+		r = db_measure_lookup(p->db, ev->variant_id, p->device, p->shape_dims[s], &m);
+		if (r == 1) {
 			p->st.shapes_reused++;
 			apply_measured(ev, s, &m);
 			db_measured_release(&m);
 			continue;
 		}
-		if (r < 0) {
-			db_rollback(p->db);
-			return -1;
-		}
+		if (r == 0)
+			r = db_measure_lookup_params(p->replay, &key, p->device, p->shape_dims[s],
+			                             &m);
 		if (r == 0) {
 			set_reason(ev, REJECT_UNMEASURED, GATE_CORRECT,
 			           "shape '%s': not measured in the recording '%s'",
 			           p->cfg->shapes[s].name, p->replay_path);
 			break;
 		}
-		ev->remeasured++;
-		if (store_shape(p, ev, s, m.outcome, m.reason, m.rel_l2, m.max_abs, m.samples,
-		                m.nsamples) < 0) {
+		if (r == 1) {
+			ev->remeasured++;
+			r = replay_store(p, ev, s, &m);
 			db_measured_release(&m);
-			db_rollback(p->db);
-			return -1;
 		}
-		db_measured_release(&m);
+		if (r < 0) {
+			db_rollback(p->db);
+			goto fail;
+		}
 	}
+	free(params);
+	params = NULL;
 	if (db_commit(p->db) < 0) {
 		db_rollback(p->db);
 		return -1;
 	}
 	ev->timed = ev->outcome == VARIANT_OK;
 	return 0;
+fail:
+	free(params);
+	return -1;
 }
 
 /*
@@ -589,11 +643,11 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
  */
 static int gpu_eval(struct pipeline *p, struct evaluation *ev, char *const *cubins)
 {
-	int missing[TUNER_MAX_SHAPES] = {0}, any = 0;
+	int missing[PIPELINE_MAX_SHAPES] = {0}, any = 0;
 	size_t s, sp;
 	double t0 = now_seconds();
 
-	for (s = 0; s < p->cfg->nshapes && ev->outcome == VARIANT_OK; s++) {
+	for (s = 0; s < p->nshapes && ev->outcome == VARIANT_OK; s++) {
 		struct db_measured m;
 		int r = lookup(p, ev, s, &m);
 
@@ -744,7 +798,7 @@ static int stage_compile(struct pipeline *p, int generation, size_t n, struct ev
 			template_build_key(out[i].hash, &p->specs[sp], 0, j->key);
 			j->source = template_render(p->cfg, &out[i].va, &p->specs[sp], 0);
 			j->name = p->cfg->fam.source_path;
-			j->entry = p->cfg->fam.kernel;
+			j->entry = p->cfg->fam.launches[0].kernel;
 			j->options = p->options;
 			j->noptions = p->noptions;
 			j->user = (void *)(i * TUNER_MAX_SHAPES + sp + 1);
@@ -885,19 +939,23 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 		job_init(p, &job);
 		job.sanitize = 1;
 		job.time_it = 0;
-		for (s = 0; s < p->cfg->nshapes; s++)
-			if (p->shape_spec[s] == sp &&
-			    job_shape(p, ev, s, &job.shapes[job.nshapes++]) < 0)
-				return -1;
-		if (!job.nshapes)
+		for (s = 0; s < p->cfg->nshapes && ev->outcome == VARIANT_OK; s++)
+			if (p->shape_spec[s] == sp)
+				job_add(p, ev, &job, s);
+		if (!job.nshapes || ev->outcome != VARIANT_OK) {
+			worker_job_release(&job);
 			continue;
-		if (sanitize_build(p, ev, sp, &b) < 0)
+		}
+		if (sanitize_build(p, ev, sp, &b) < 0) {
+			worker_job_release(&job);
 			return -1;
+		}
 		if (b.outcome != VARIANT_OK) {
 			/* the checked wrappers do not compile: the variant cannot be verified */
 			set_reason(ev, REJECT_COMPILE, GATE_SANITIZE,
 			           "the sanitize build failed to compile");
 			build_release(&b);
+			worker_job_release(&job);
 			break;
 		}
 		job.cubin_path = b.cubin_path;
@@ -908,6 +966,7 @@ int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
 			           res.outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT, "%s",
 			           res.reason);
 		worker_result_release(&res);
+		worker_job_release(&job);
 		build_release(&b);
 		if (r < 0)
 			return -1;

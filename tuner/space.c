@@ -222,7 +222,7 @@ static size_t dim_index(const struct problem *pb, const char *name)
 	for (i = 0; i < pb->ndims; i++)
 		if (!strcmp(pb->dims[i], name))
 			return i;
-	BUG("'%s' is not a dim of problem '%s'", name, pb->name);
+	BUG("'%s' is not a dim of the problem (%s)", name, pb->path);
 }
 
 /* The values of the specialised dims of one shape, unused slots zero. */

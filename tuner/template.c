@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "tuner/template.h"
@@ -27,7 +28,7 @@ static void codegen_options(const struct config *cfg, int sanitize, char ***opts
 }
 
 /* kernels/include, next to the sidecar's kernels/templates: NULL when there is none. */
-static char *kernels_include_dir(const struct family *fam)
+char *template_include_dir(const struct family *fam)
 {
 	char *dir, *inc, *abs;
 	struct stat st;
@@ -53,7 +54,7 @@ char **template_options(const struct config *cfg, int sanitize, size_t *n)
 	char *inc;
 
 	codegen_options(cfg, sanitize, &opts, &nopts, &alloc);
-	inc = kernels_include_dir(&cfg->fam);
+	inc = template_include_dir(&cfg->fam);
 	ALLOC_GROW(opts, nopts + 2, alloc);
 	if (inc) {
 		opts[nopts++] = xasprintf("-I%s", inc);
@@ -149,8 +150,9 @@ void template_variant_hash(const struct config *cfg, const struct variant *va,
 	size_t nopts = 0, alloc = 0, i;
 	char buf[64];
 
-	hasher_adds(h, "tuner variant 1");
+	hasher_adds(h, "tuner variant 2");
 	hasher_adds(h, cfg->fam.source_hash);
+	hasher_adds(h, cfg->fam.deps_hash);
 	for (i = 0; i < cfg->fam.nparams; i++) {
 		hasher_adds(h, cfg->fam.params[i].name);
 		snprintf(buf, sizeof(buf), "=%lld", va->v[i]);
@@ -161,6 +163,69 @@ void template_variant_hash(const struct config *cfg, const struct variant *va,
 	for (i = 0; i < nopts; i++)
 		hasher_adds(h, opts[i]);
 	template_options_free(opts, nopts);
+	/* a new toolkit gives other code: its cubins and measurements are another variant's */
+	if (compile_nvrtc_version(buf, sizeof(buf)) < 0)
+		snprintf(buf, sizeof(buf), "unknown");
+	hasher_adds(h, buf);
+	hasher_final_hex(h, out);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every regular file under dir, by name, into h (subdirectories one level deep too). */
+static void hash_dir(struct hasher *h, const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL, *path, *text;
+	size_t n = 0, alloc = 0, i, len;
+	struct stat st;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		ALLOC_GROW(names, n + 1, alloc);
+		names[n++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++) {
+		path = path_join(dir, names[i]);
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth > 0) {
+			hash_dir(h, path, depth - 1);
+		} else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		           read_file_limited(path, CONFIG_MAX_FILE_BYTES, &text, &len) == 0) {
+			hasher_adds(h, names[i]);
+			hasher_add(h, text, len);
+			free(text);
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+}
+
+void template_deps_hash(const struct family *fam, char out[HASH_HEX_LEN])
+{
+	struct hasher *h = hasher_new();
+	char *inc = template_include_dir(fam);
+
+	hasher_adds(h, "tuner deps 1");
+	hasher_adds(h, fam->text ? fam->text : "");
+	if (fam->problem) {
+		hasher_adds(h, fam->problem->text ? fam->problem->text : "");
+		hasher_adds(h, fam->problem->ref.source ? fam->problem->ref.source : "");
+	}
+	if (inc) {
+		hash_dir(h, inc, 1);
+		free(inc);
+	}
 	hasher_final_hex(h, out);
 }
 

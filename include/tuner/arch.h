@@ -1,4 +1,4 @@
-/* Per-architecture device limits (sm_80, sm_86, sm_89, sm_90). */
+/* Per-architecture device limits (sm_80 to sm_120a). */
 #ifndef TUNER_ARCH_H
 #define TUNER_ARCH_H
 
@@ -17,6 +17,12 @@ struct arch_limits {
 
 /* 0 and *out filled for a known arch name, -1 (no message) otherwise. */
 int arch_lookup(const char *name, struct arch_limits *out);
+/*
+ * Whether cubins built for a run on a GPU of compute capability cc (x10):
+ * same major and a minor at least the target's, or exactly cc for an
+ * arch-specific target (sm_90a).
+ */
+int arch_runs_on(const struct arch_limits *a, int cc);
 /* Comma-separated list of known names, for error messages. */
 const char *arch_known_names(void);
 

@@ -68,6 +68,8 @@ void sb_release(struct strbuf *sb);
 
 /* Read a whole file; returns 0 or -1 with errno set (no message printed). */
 int read_file(const char *path, char **out, size_t *len);
+/* The same, failing with EFBIG past max bytes (0: no limit): /dev/zero is not a config. */
+int read_file_limited(const char *path, size_t max, char **out, size_t *len);
 /* Write a file atomically (temp file + rename); returns 0 or error(). */
 int write_file_atomic(const char *path, const void *data, size_t len);
 /* mkdir -p; returns 0 or error(). */
@@ -76,6 +78,8 @@ int mkdir_p(const char *path);
 char *path_dirname(const char *path);
 /* Join dir and rel unless rel is absolute; caller frees. */
 char *path_join(const char *dir, const char *rel);
+/* "a/b/../c" as "a/c", lexically, when both name the same file; else a copy. Caller frees. */
+char *path_tidy(const char *path);
 
 /* 128-bit content hash (XXH3) as 32 lowercase hex digits plus NUL. */
 #define HASH_HEX_LEN 33

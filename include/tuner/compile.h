@@ -1,4 +1,4 @@
-/* The NVRTC compile pool: one compile per core, a cubin cache, ptxas's resource report. */
+/* The NVRTC compile pool: compile processes with a time limit, a cubin cache, ptxas's report. */
 #ifndef TUNER_COMPILE_H
 #define TUNER_COMPILE_H
 
@@ -35,9 +35,22 @@ struct compile_job {
 	struct build result; /* filled by the pool */
 };
 
+/*
+ * NVRTC runs in compile processes, never in tuner's own: one per pool thread,
+ * the tuner binary re-executed as `tuner __compile`, started at the thread's
+ * first job that the cache does not answer and kept for the next. A compile
+ * that crashes its process (NVRTC 13.0 segfaults on some sm_90a code) or runs
+ * past the timeout (the process is killed) is a REJECT_COMPILE whose log names
+ * the signal or the timeout, and is not cached; the next job gets a fresh
+ * process. A test binary that uses the pool dispatches "__compile" in its main
+ * to compile_child_main, as tests/unit/test_compile.c does.
+ */
 struct compile_pool;
+#define COMPILE_DEFAULT_TIMEOUT 120.0 /* seconds */
 /* nthreads 0 = one per online core. cache_dir is created if missing. NULL on error. */
 struct compile_pool *compile_pool_new(int nthreads, const char *cache_dir);
+/* The most seconds one fresh compile may take (the config's compile.timeout); <= 0: the default. */
+void compile_pool_set_timeout(struct compile_pool *pool, double seconds);
 /* Queue a job; the job must stay alive until compile_pool_next returns it. */
 void compile_pool_submit(struct compile_pool *pool, struct compile_job *job);
 /* Block until a queued job is done and return it (any order); NULL when none is outstanding. */
@@ -52,5 +65,15 @@ int compile_parse_ptxas(const char *log, const char *entry, struct build *b);
 
 /* NVRTC's version as "13.0", or an error. */
 int compile_nvrtc_version(char *out, size_t len);
+
+/*
+ * The compile process's entry point (`tuner __compile --fd=N`): answers the
+ * pool's jobs on fd N until it is closed. Returns the exit status.
+ *
+ * Testing hook: with TUNER_TEST_COMPILE_CRASH=TEXT in the environment, the
+ * compile process aborts on a source that contains TEXT, as NVRTC 13.0 crashes
+ * on some sm_90a code (which needs an architecture the config does not offer).
+ */
+int compile_child_main(int argc, char **argv);
 
 #endif

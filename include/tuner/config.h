@@ -14,6 +14,10 @@
 #define TUNER_MAX_DIMS   8
 #define TUNER_MAX_SHAPES 32
 
+/* Limits on what a config may ask for: file sizes, one buffer's bytes. */
+#define CONFIG_MAX_FILE_BYTES   (4u << 20)
+#define CONFIG_MAX_BUFFER_BYTES (64ULL << 30)
+
 struct param {
 	char *name;
 	long long *values; /* the declared domain, in the sidecar's order */
@@ -39,12 +43,16 @@ struct layout_buf {
 
 struct family {
 	char *path; /* the sidecar's path */
+	char *text; /* the sidecar's text */
 	char *name; /* "flash_fwd": the export prefix is its upper case */
 	char *source_path;
 	char *source; /* the template text */
 	char source_hash[HASH_HEX_LEN];
-	char *kernel; /* extern "C" entry point */
-	const struct problem *problem;
+	char deps_hash[HASH_HEX_LEN]; /* template_deps_hash(): headers, sidecar, problem */
+	struct problem *problem;      /* owned */
+	/* the launches of one call, in order (the single-launch form is launches[0]) */
+	struct launch_spec launches[PROBLEM_MAX_LAUNCHES];
+	size_t nlaunches;
 	struct param params[TUNER_MAX_PARAMS];
 	size_t nparams;
 	struct constraint *constraints;
@@ -52,8 +60,6 @@ struct family {
 	struct expr *smem_bytes; /* dynamic shared memory per block */
 	struct layout_buf *layout;
 	size_t nlayout;
-	struct expr *grid[3];
-	struct expr *block[3];
 	/* shape dims baked in at compile time, defined as SHAPE_<dim> in the preamble */
 	char *specialize[TUNER_MAX_DIMS];
 	size_t nspecialize;
@@ -80,9 +86,11 @@ struct config {
 	struct shape shapes[TUNER_MAX_SHAPES];
 	size_t nshapes;
 	/* correctness */
-	double rel_l2;   /* default 1e-2 */
-	double max_abs;  /* default 2e-2 */
-	int check_seeds; /* fresh random inputs per shape, default 2 */
+	double rel_l2;               /* default 1e-2 */
+	double max_abs;              /* default 2e-2 */
+	int check_seeds;             /* fresh random inputs per shape, default 2 */
+	int rel_l2_set, max_abs_set; /* given in the job: they override the sidecar's compare */
+	int ragged; /* check the ragged shapes derived from the suite too, default 1 */
 	/* budget */
 	int generations; /* default 10 */
 	int population;  /* default 16 */
@@ -90,13 +98,16 @@ struct config {
 	double margin;   /* admission margin, default 0.03 */
 	/* timing */
 	int warmup;        /* default 10 launches */
-	int repeats;       /* samples, default 30 */
+	int repeats;       /* samples, default 30; the most with adaptive sampling */
+	int min_repeats;   /* adaptive sampling: samples before it may stop (0: repeats) */
+	double rel_ci;     /* adaptive sampling: stop once the 95% interval is this close, 0: off */
 	int launches;      /* launches per sample, default 20 */
 	enum l2_policy l2; /* default cold */
 	double timeout_s;  /* per variant on the GPU, default 20 */
 	/* compile */
 	int jobs;                    /* 0: one per core */
 	long long max_spill_bytes;   /* default 0 */
+	double compile_timeout_s;    /* one compile's limit; 0: the pool's default, 120 s */
 	enum sanitize_when sanitize; /* default elite */
 	char *strategy;              /* "evolve" (default), "random", "exhaustive" */
 	unsigned long long seed;     /* default 1 */

@@ -41,6 +41,19 @@ struct cuda_api {
 	CUresult (*MemsetD8)(CUdeviceptr dst, unsigned char value, size_t n);
 	CUresult (*MemsetD16)(CUdeviceptr dst, unsigned short value, size_t n);
 	CUresult (*MemsetD32Async)(CUdeviceptr dst, unsigned int value, size_t n, CUstream stream);
+	CUresult (*MemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream);
+	CUresult (*MemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+	                            CUstream stream);
+	CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params,
+	                           void **extra);
+	CUresult (*TensorMapEncodeTiled)(CUtensorMap *map, CUtensorMapDataType type,
+	                                 cuuint32_t rank, void *address, const cuuint64_t *dims,
+	                                 const cuuint64_t *strides, const cuuint32_t *box,
+	                                 const cuuint32_t *element_strides,
+	                                 CUtensorMapInterleave interleave,
+	                                 CUtensorMapSwizzle swizzle,
+	                                 CUtensorMapL2promotion promotion,
+	                                 CUtensorMapFloatOOBfill fill);
 	CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
 	CUresult (*StreamSynchronize)(CUstream stream);
 	CUresult (*StreamDestroy)(CUstream stream);
@@ -69,6 +82,14 @@ extern struct cuda_api cuda;
  * Prints nothing; safe to call again (the result of the first call is kept).
  */
 int cuda_load(char *why, size_t whylen);
+
+/*
+ * The CUDA driver's version ("13.0", from cuDriverGetVersion, without cuInit)
+ * and the NVIDIA kernel module's ("580.95.05", "" if unknown). 0, or -1 with
+ * a one-line reason in why (no driver). Prints nothing.
+ */
+int cuda_driver_version(char *out, size_t len, char *module, size_t modlen, char *why,
+                        size_t whylen);
 
 /*
  * CU_CHECK(call): evaluate a driver call; on failure remember the error (see

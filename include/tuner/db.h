@@ -27,6 +27,17 @@ int db_open_readonly(const char *path, struct db **out);
 int db_schema_version(struct db *db);
 
 /*
+ * Open an existing database for a command that only reads (show, top, export,
+ * runs): never created, never migrated (a file of an older schema version is
+ * read as it is), nothing written through the connection (query_only). Where
+ * the file and its directory are writable it is opened as any SQLite reader
+ * would; a read-only file, directory or mount is opened read-only, and where
+ * even that cannot be (a WAL database whose -shm cannot be created), as an
+ * immutable file. 0, or error().
+ */
+int db_open_read(const char *path, struct db **out);
+
+/*
  * Everything db_open() does, with other SQL than the compiled-in db/: a fresh
  * file gets schema (the whole schema at version) and user_version = version;
  * an older one gets each migration above its version, in order, one
@@ -82,13 +93,25 @@ struct run_info {
 	const char *replay_of; /* the database a replay answers from, or NULL */
 };
 int db_run_create(struct db *db, const struct run_info *ri, long long *run_id);
-/* status: "running", "stopped", "done", "failed" */
+/* status: "running", "stopped", "done", "failed", "interrupted" */
 int db_run_set_status(struct db *db, long long run_id, const char *status);
 
 /* The newest run's id; an error if there is none. */
 int db_run_latest(struct db *db, long long *run_id);
 
-/* A run's row; strings are owned (NULL for SQL NULL), free them with db_run_release(). */
+/*
+ * The newest run whose status (as db_run_get() derives it) is status, or the
+ * newest of all for NULL: 1 found, 0 none, -1 error().
+ */
+int db_run_latest_with(struct db *db, const char *status, long long *run_id);
+
+/*
+ * A run's row; strings are owned (NULL for SQL NULL), free them with db_run_release().
+ * The status is derived when read: a run stored as running whose process is
+ * gone reads as "interrupted". This host's processes are checked by pid (and
+ * its start time, so a reused pid does not count); a run on another host is
+ * interrupted after ten minutes without a heartbeat.
+ */
 struct db_run {
 	long long id;
 	char *started_at, *finished_at; /* UTC ISO 8601; finished_at NULL while running */
@@ -96,10 +119,31 @@ struct db_run {
 	char *arch, *device, *driver, *nvrtc, *strategy, *shapes, *replay_of;
 	unsigned long long seed;
 	int generations, population, gpu;
+	char *host, *heartbeat_at; /* the process that runs it, its last sign of life (or NULL) */
+	long long pid;             /* 0: not recorded */
+	int alive;                 /* running, and its process is there */
+	double wall_seconds;       /* the time it ran, dead time excluded; NAN: unknown */
+	double age_seconds;        /* since it started */
 };
 /* 0, or error() when there is no such run. */
 int db_run_get(struct db *db, long long run_id, struct db_run *out);
 void db_run_release(struct db_run *r);
+
+/*
+ * This process runs the run from now on: status running, pid, host and a
+ * heartbeat recorded; *active_before is the seconds it ran before (a resume).
+ */
+int db_run_begin(struct db *db, long long run_id, double *active_before);
+/* A sign of life: the heartbeat is now, and the run has been active active_seconds in all. */
+int db_run_heartbeat(struct db *db, long long run_id, double active_seconds);
+/* The run ends (status "done", "stopped", "failed"), active active_seconds in all. */
+int db_run_end(struct db *db, long long run_id, const char *status, double active_seconds);
+/*
+ * Store "interrupted" for every run stored as running whose process is gone,
+ * finished at its last heartbeat; *reaped says how many. For writers: a
+ * reader derives the same status without writing it.
+ */
+int db_runs_reap(struct db *db, long long *reaped);
 
 /* Find a variant by hash or insert it; *created tells which. */
 int db_variant_upsert(struct db *db, const char *hash, const char *template_name,
@@ -183,6 +227,7 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 /* A stored measurement; strings and samples owned, free with db_measured_release(). */
 struct db_measured {
 	long long id, variant_id, run_id; /* run_id 0: none */
+	char *device, *shape_dims;
 	char *shape;
 	enum outcome outcome;
 	char *reason;
@@ -190,12 +235,44 @@ struct db_measured {
 	double *samples;
 	size_t nsamples;
 };
-/* By variant id, or by variant hash (another database: a replay). 1 found, 0 not, -1 error(). */
+/* By variant id. 1 found, 0 not, -1 error(). */
 int db_measure_lookup(struct db *db, long long variant_id, const char *device,
                       const char *shape_dims, struct db_measured *out);
-int db_measure_lookup_hash(struct db *db, const char *variant_hash, const char *device,
-                           const char *shape_dims, struct db_measured *out);
 void db_measured_release(struct db_measured *m);
+
+/*
+ * A configuration as another database recorded it (a replay's recording),
+ * named by what stays the same across tuner versions, not by the variant hash
+ * (which covers the compile options and the compiler): the recording run's
+ * template hash, its arch and the canonical params "A=1,B=2".
+ */
+struct db_recorded_key {
+	const char *template_hash, *arch, *params;
+};
+/* Its measurement on device and shape_dims (the newest, if several): 1 found, 0 not, -1 error(). */
+int db_measure_lookup_params(struct db *db, const struct db_recorded_key *k, const char *device,
+                             const char *shape_dims, struct db_measured *out);
+/* A recorded gate rejection; strings owned, free with db_gate_found_release(). */
+struct db_gate_found {
+	char *gate; /* "compile", "resources", "sanitize" */
+	enum outcome outcome;
+	char *reason;
+};
+/*
+ * Its first recorded rejection by a gate that a replay cannot run again
+ * (compile, resources, sanitize): 1 found, 0 not, -1 error().
+ */
+int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
+                             struct db_gate_found *out);
+void db_gate_found_release(struct db_gate_found *g);
+
+/*
+ * The newest GPU run of this template, arch and shapes (JSON as stored) that
+ * a replay can answer from: 1 with *run_id and device (its name, truncated to
+ * len) set, 0 when there is none, -1 error().
+ */
+int db_recording_find(struct db *db, const char *template_hash, const char *arch,
+                      const char *shapes, long long *run_id, char *device, size_t len);
 
 /*
  * A candidate of a generation; origin is evolve_origin_name() text ("baseline",
@@ -208,6 +285,95 @@ int db_population_record(struct db *db, long long run_id, int generation, long l
 /* Replace the elite of a generation, best first (rank 1), in one transaction (or savepoint). */
 int db_elite_store(struct db *db, long long run_id, int generation, const long long *variant_ids,
                    const double *fitness, size_t n);
+
+/* ------------------------------------------------------------ reading out */
+
+/* What show, top, export and runs print; arrays are the caller's, freed with the _free(). */
+
+/* A variant's builds, plain ones first. */
+struct db_build_row {
+	char *spec, *outcome;
+	int sanitize, regs, spill_stores, spill_loads, static_smem, stack_frame, cached;
+	double seconds; /* compile wall time, 0 when cached */
+	long long cubin_size;
+};
+int db_variant_builds(struct db *db, long long variant_id, struct db_build_row **out, size_t *n);
+void db_build_rows_free(struct db_build_row *v, size_t n);
+
+/* A variant's gate verdicts, every run. */
+struct db_gate_row {
+	long long run_id;
+	char *gate, *shape, *outcome, *reason; /* shape NULL: shape-independent */
+};
+int db_variant_gates(struct db *db, long long variant_id, struct db_gate_row **out, size_t *n);
+void db_gate_rows_free(struct db_gate_row *v, size_t n);
+
+/* A variant's measurements, every device. */
+int db_variant_measurements(struct db *db, long long variant_id, struct db_measured **out,
+                            size_t *n);
+void db_measured_free(struct db_measured *v, size_t n);
+
+/* A variant's evaluation in each run, with its rank in that run's final elite (0: none). */
+struct db_variant_eval {
+	long long run_id;
+	int generation, elite_rank;
+	char *outcome, *reason;
+	double fitness, fitness_lo, fitness_hi; /* NAN when unset */
+};
+int db_variant_evals(struct db *db, long long variant_id, struct db_variant_eval **out, size_t *n);
+void db_variant_evals_free(struct db_variant_eval *v, size_t n);
+
+/* The builds of the variants a run evaluated, recorded while it ran. */
+struct db_compile_stats {
+	long long distinct_ok; /* distinct variants with a build that compiled */
+	long long builds, fresh, cached;
+	double seconds; /* compile time of the fresh ones */
+};
+int db_run_compile_stats(struct db *db, long long run_id, struct db_compile_stats *out);
+
+/* Generations with a candidate or a verdict recorded (0: none). */
+int db_run_generations_done(struct db *db, long long run_id, int *n);
+/* The generation of the run's last stored elite (-1: none) and its size. */
+int db_elite_final(struct db *db, long long run_id, int *generation, long long *count);
+/* How many variants the run evaluated, and the best fitness among the correct (NAN: none). */
+int db_run_evals_summary(struct db *db, long long run_id, long long *evaluations, double *best);
+
+/* A ranked variant; fitness fields NAN where unknown. */
+struct db_ranked {
+	long long variant_id;
+	char *hash, *params;
+	double fitness, fitness_lo, fitness_hi;
+	int elite; /* from the run's final elite */
+};
+void db_ranked_release(struct db_ranked *r);
+void db_ranked_free(struct db_ranked *v, size_t n);
+/*
+ * The best k variants of a run: its elite of the highest generation, best
+ * first, then (while fewer than k) its other correct variants with a fitness,
+ * by fitness.
+ */
+int db_run_ranked(struct db *db, long long run_id, size_t k, struct db_ranked **out, size_t *n);
+/* The run's baseline (its first 'baseline' candidate): 1, 0 none, -1 error(). */
+int db_run_baseline(struct db *db, long long run_id, struct db_ranked *out);
+/* The variant correct in the run with the lowest median on one shape: 1, 0 none, -1 error(). */
+int db_best_on_shape(struct db *db, long long run_id, const char *device, const char *shape_dims,
+                     struct db_ranked *out);
+
+/* Every evaluation of a run, in the order made. */
+struct db_run_eval {
+	long long variant_id;
+	int generation;
+	enum outcome outcome;
+	char *params, *reason, *created_at;
+	double fitness, fitness_lo, fitness_hi;
+};
+int db_run_evals(struct db *db, long long run_id, struct db_run_eval **out, size_t *n);
+void db_run_evals_free(struct db_run_eval *v, size_t n);
+
+/* Every run's id, oldest first. */
+int db_run_ids(struct db *db, long long **ids, size_t *n);
+/* The cubin cache keys of the builds a run recorded; free each and the array. */
+int db_run_build_keys(struct db *db, long long run_id, char ***keys, size_t *n);
 
 /*
  * Run one read-only query (for show, top, report): the text parameters after
@@ -223,5 +389,30 @@ typedef int (*db_row_fn)(void *ctx, int ncols, const char *const *values, const 
 #define DB_SENTINEL
 #endif
 int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ...) DB_SENTINEL;
+
+/* ---------------------------------------------------------- for report */
+
+/* One evaluation of a run, as `tuner report` plots it. */
+struct db_eval_point {
+	long long variant_id;
+	int generation;
+	enum outcome outcome;
+	double fitness; /* NAN: none (rejected, or not timed) */
+	double seconds; /* from the run's start to the verdict */
+};
+/*
+ * Every evaluation of a run in the order it was recorded: by generation, then
+ * time of the verdict, then variant id. 0 (free *out), or error().
+ */
+int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **out, size_t *n);
+
+/*
+ * The newest other run with the given strategy over the same space as like
+ * (template hash, arch, device and shape suite) that timed something (on a
+ * GPU, or from a replay); with done_only, only a run that finished.
+ * 1 found, 0 none, -1 error().
+ */
+int db_run_find_like(struct db *db, const struct db_run *like, const char *strategy, int done_only,
+                     long long *run_id);
 
 #endif

@@ -138,10 +138,26 @@ int export_t4(struct db *db, long long run_id, struct strbuf *out);
 /* ------------------------------------------------------------- for cmd-*.c */
 
 /*
- * Open an existing database for reading out, never creating one, and pick a
- * run: run_id > 0 that run, else the latest (run may be NULL: no run needed).
- * 0; 1 after error() when the file does not exist; -1 after error().
+ * Open an existing database for reading out, read-only and never creating
+ * one, and pick a run: run_id > 0 that run, else the latest completed one
+ * (run may be NULL: no run needed). 0; 1 after error() when the file does not
+ * exist; -1 after error().
  */
 int export_open(const char *db_path, long long run_id, struct db **db, long long *run);
+
+/*
+ * Whether export_write_file() may replace path: it does not exist, or is a
+ * regular file that is not the database db_path (nor its -wal or -shm). A
+ * directory, a device, a FIFO or a socket is refused. 0, or error().
+ */
+int export_check_target(const char *path, const char *db_path);
+
+/*
+ * Replace path with data whole or not at all: a temporary file of an
+ * exclusive, unpredictable name (mkstemp) in path's directory, written,
+ * fsync'ed and renamed over path, after export_check_target(). 0, or error()
+ * with nothing left behind.
+ */
+int export_write_file(const char *path, const char *db_path, const void *data, size_t len);
 
 #endif

@@ -5,11 +5,16 @@
 #include <stddef.h>
 
 /*
- * Grammar (C precedence and associativity): integer literals, identifiers,
- * ( ), unary - + !, * / %, + -, < <= > >=, == !=, &&, ||, ?: ,
- * and the calls min(a, b), max(a, b), ceil_div(a, b). Values are 64-bit signed.
- * && || ?: short-circuit. Division or modulo by zero and signed overflow are
- * evaluation errors, never crashes.
+ * Grammar (C precedence and associativity): integer literals, floating
+ * literals (1.5, 2e-3, .5), identifiers, ( ), unary - + !, * / %, + -,
+ * < <= > >=, == !=, &&, ||, ?: , and the calls min(a, b), max(a, b),
+ * ceil_div(a, b), abs(a), sqrt(a), rsqrt(a), exp(a), log(a), log2(a),
+ * pow(a, b), float(a), floor(a), ceil(a). Values are 64-bit signed integers
+ * unless a floating literal, a floating variable or a floating function makes
+ * them doubles; an operation with one floating operand is floating, integer /
+ * truncates as in C, % needs integers, floor and ceil give integers.
+ * && || ?: short-circuit. Division or modulo by zero, signed overflow and
+ * a NaN or infinite result are evaluation errors, never crashes.
  */
 struct expr;
 
@@ -32,10 +37,21 @@ struct expr_scope {
 
 /* Parse src; NULL on error with err filled ("expected ')'", col of the offending token). */
 struct expr *expr_parse(const char *src, struct expr_err *err);
-/* Evaluate; 0 on success, -1 with err filled (unknown identifier 'X', division by zero, overflow).
+/*
+ * Evaluate to an integer; 0 on success, -1 with err filled (unknown identifier
+ * 'X', division by zero, overflow, a floating result).
  */
 int expr_eval(const struct expr *e, const struct expr_scope *scope, long long *out,
               struct expr_err *err);
+/*
+ * Evaluate to a number, integer or floating: *out as a double, *is_float and
+ * *iout (the exact integer when !*is_float) where not NULL. NaN and infinities
+ * are errors.
+ */
+int expr_eval_number(const struct expr *e, const struct expr_scope *scope, double *out,
+                     int *is_float, long long *iout, struct expr_err *err);
+/* 1 if name is one of the functions the grammar knows (min, max, ceil_div, sqrt, ...). */
+int expr_is_function(const char *name);
 void expr_free(struct expr *e);
 /* The source text the expression was parsed from. */
 const char *expr_text(const struct expr *e);

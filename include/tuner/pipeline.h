@@ -16,6 +16,8 @@
 
 struct worker;
 
+#define PIPELINE_MAX_SHAPES 96 /* the suite and the ragged shapes derived from it */
+
 /* Per-shape timing of one variant: what fitness is computed from. */
 struct shape_timing {
 	double median_us, ci_lo_us, ci_hi_us, tflops;
@@ -68,10 +70,18 @@ struct pipeline {
 	size_t nsan_options;
 	struct spec specs[TUNER_MAX_SHAPES];
 	size_t nspecs;
-	size_t shape_spec[TUNER_MAX_SHAPES];
-	char shape_dims[TUNER_MAX_SHAPES][128]; /* "B=1,H=8,S=512,D=64" */
-	char *ref_cubin; /* the problem's reference kernel, built when a worker is attached */
-	char *ref_kernel;
+	/*
+	 * The shapes a variant is checked on: the suite (cfg->shapes, timed), then
+	 * the ragged shapes derived from it (checked only).
+	 */
+	const struct shape *shape[PIPELINE_MAX_SHAPES];
+	size_t nshapes;
+	struct shape derived[PIPELINE_MAX_SHAPES];
+	size_t nderived;
+	size_t shape_spec[PIPELINE_MAX_SHAPES];
+	char shape_dims[PIPELINE_MAX_SHAPES][128]; /* "B=1,H=8,S=512,D=64" */
+	char *ref_cubin;     /* the problem's reference kernel, built when a worker is attached */
+	char *support_cubin; /* the worker's own kernels (fill, compare, ...), likewise */
 	int have_baseline;
 	struct shape_timing base[TUNER_MAX_SHAPES];
 	struct pipeline_stats st;
@@ -115,8 +125,5 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
  * misaligned. Does nothing without a worker. 0 or error().
  */
 int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev);
-
-/* "B=1,H=8,S=512,D=64": the shape's dims named in the problem's order. */
-void pipeline_shape_dims(const struct config *cfg, const struct shape *sh, char *out, size_t len);
 
 #endif

@@ -23,11 +23,24 @@ void template_options_free(char **opts, size_t n);
 char *template_render(const struct config *cfg, const struct variant *va, const struct spec *sp,
                       int sanitize);
 
-/* Identity of a variant: hash of (template source, params, arch, compile options). */
+/*
+ * Identity of a variant: hash of (template source, the family's deps_hash,
+ * params, arch, compile options, NVRTC version).
+ */
 void template_variant_hash(const struct config *cfg, const struct variant *va,
                            char out[HASH_HEX_LEN]);
 /* Key of one compile unit: variant hash + spec + sanitize flag + NVRTC version. */
 void template_build_key(const char *variant_hash, const struct spec *sp, int sanitize,
                         char out[HASH_HEX_LEN]);
+
+/*
+ * What else a variant's code and verdicts depend on: the sidecar's text, the
+ * problem's text, the reference's source, and every file of the include
+ * directory the compile reads (kernels/include). Editing a header makes new
+ * variants: nothing stale is reused.
+ */
+void template_deps_hash(const struct family *fam, char out[HASH_HEX_LEN]);
+/* kernels/include beside the sidecar's directory, absolute; NULL when there is none. */
+char *template_include_dir(const struct family *fam);
 
 #endif

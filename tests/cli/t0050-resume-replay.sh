@@ -46,9 +46,9 @@ e1=$(sqlite3 "$TMP/full.db" "SELECT group_concat(variant_id || ':' || printf('%.
 e2=$(sqlite3 "$TMP/kill.db" "SELECT group_concat(variant_id || ':' || printf('%.6f', fitness)) FROM elite WHERE generation = 3 ORDER BY rank")
 [ -n "$e1" ] && [ "$e1" = "$e2" ] || fail "final elite differs: '$e1' vs '$e2'"
 
-# SIGINT: finishes the evaluation in flight, commits, says how to resume, exits 0.
+# SIGINT: finishes the evaluation in flight, commits, says how to resume, exits 130.
 TUNER_DB="$TMP/int.db" TUNER_TEST_SIGNAL=30:2 run_tuner run --replay "$FIX" $ARGS
-expect_rc 0 "SIGINT stops cleanly"
+expect_rc 130 "SIGINT stops cleanly"
 expect_grep "$TMP/out" "stopped by SIGINT" "stop is reported"
 expect_grep "$TMP/out" "run --resume=1" "the resume command is printed"
 [ "$(sqlite3 "$TMP/int.db" "SELECT status FROM runs")" = stopped ] || fail "status 'stopped'"

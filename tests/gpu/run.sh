@@ -29,6 +29,7 @@ for k in tests/gpu/kernels/*.cu kernels/reference/attention_ref.cu; do
 	fi
 done
 nvcc_cubin misalign_san tests/gpu/kernels/misalign.cu -DTUNER_SANITIZE || failed=$((failed + 1))
+nvcc_cubin tuner_support kernels/support/tuner_support.cu -std=c++17 || failed=$((failed + 1))
 nvcc_cubin copy128 tests/gpu/kernels/copy.cu -DTEST_D=128 || failed=$((failed + 1))
 
 # The FlashAttention family at its baseline (informational: the test prints, does not count it).

@@ -7,9 +7,10 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include "tuner/attention_gpu.h"
+#include "gpu/attention_cpu.h"
 #include "tuner/common.h"
 #include "tuner/cuda.h"
+#include "tuner/problem.h"
 #include "tuner/worker.h"
 
 static int passed, failed;
@@ -55,50 +56,114 @@ static int exists(const char *path)
 
 /* ---------------------------------------------------- jobs and shapes */
 
-#define D 64
+static const char *cur_kernel = "attn_half"; /* the candidate job_init named */
+static long long cur_d = 64;                 /* the head dim shape() makes */
 
-static void shape(struct worker_shape_job *s, const char *name, long long B, long long H,
-                  long long S)
+static unsigned long long f32_bits(float f)
 {
-	memset(s, 0, sizeof(*s));
+	unsigned u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static void arg_buf(struct worker_call *c, int buf)
+{
+	c->args[c->nargs].kind = ARG_BUFFER;
+	c->args[c->nargs++].index = buf;
+}
+
+static void arg_scalar(struct worker_call *c, int kind, unsigned long long bits)
+{
+	c->args[c->nargs].kind = kind;
+	c->args[c->nargs++].bits = bits;
+}
+
+/*
+ * The attention problem as kernels/problems/attention.yaml describes it, on one
+ * shape: Q K V (f16, normal), O (f16, the reference's f32), the candidate one
+ * thread per query row as attn_half and the reference kernel.
+ */
+static struct worker_shape_job *shape(struct worker_job *job, const char *name, long long B,
+                                      long long H, long long S)
+{
+	static const char *const names[] = {"Q", "K", "V", "O"};
+	struct worker_shape_job *s = worker_job_shape(job);
+	unsigned long long n = (unsigned long long)(B * H * S * cur_d);
+	const int D = (int)cur_d;
+	struct worker_call *c;
+	int k;
+
 	snprintf(s->name, sizeof(s->name), "%s", name);
-	s->dims[0] = B;
-	s->dims[1] = H;
-	s->dims[2] = S;
-	s->dims[3] = D;
-	/* one thread per query row, as attn_half and the reference kernel */
-	s->grid[0] = (unsigned)((S + 127) / 128);
-	s->grid[1] = (unsigned)H;
-	s->grid[2] = (unsigned)B;
-	s->block[0] = 128;
-	s->block[1] = s->block[2] = 1;
+	snprintf(s->dims, sizeof(s->dims), "B=%lld,H=%lld,S=%lld,D=%d", B, H, S, D);
+	s->nbufs = 4;
+	for (k = 0; k < 4; k++) {
+		snprintf(s->bufs[k].name, sizeof(s->bufs[k].name), "%s", names[k]);
+		s->bufs[k].dtype = s->bufs[k].ref_dtype = DT_F16;
+		s->bufs[k].count = n;
+		s->bufs[k].role = k < 3 ? ROLE_IN : ROLE_OUT;
+		s->bufs[k].fill = FILL_NORMAL;
+		s->bufs[k].fb = 1;
+	}
+	s->bufs[3].ref_dtype = DT_F32;
+	s->bufs[3].rel_l2 = 1e-2;
+	s->bufs[3].max_abs = 2e-2;
+	s->ncalls = s->nref = 1;
+	c = &s->calls[0];
+	snprintf(c->kernel, sizeof(c->kernel), "%s", cur_kernel);
+	c->grid[0] = (unsigned)((S + 127) / 128);
+	c->grid[1] = (unsigned)H;
+	c->grid[2] = (unsigned)B;
+	c->block[0] = 128;
+	c->block[1] = c->block[2] = 1;
+	for (k = 0; k < 4; k++)
+		arg_buf(c, k);
+	arg_scalar(c, ARG_I32, (unsigned)B);
+	arg_scalar(c, ARG_I32, (unsigned)H);
+	arg_scalar(c, ARG_I32, (unsigned)S);
+	arg_scalar(c, ARG_F32, f32_bits((float)(1.0 / sqrt((double)D))));
+	s->ref[0] = *c;
+	c = &s->ref[0];
+	snprintf(c->kernel, sizeof(c->kernel), "attention_ref");
+	c->nargs = 7;
+	arg_scalar(c, ARG_I32, D);
+	arg_scalar(c, ARG_F32, f32_bits((float)(1.0 / sqrt((double)D))));
+	return s;
 }
 
 static void flat_grid(struct worker_shape_job *s, unsigned block, unsigned per_thread)
 {
-	unsigned long long n = (unsigned long long)(s->dims[0] * s->dims[1] * s->dims[2] * D);
+	unsigned long long n = s->bufs[0].count;
 
-	s->grid[0] = (unsigned)((n / per_thread + block - 1) / block);
-	s->grid[1] = s->grid[2] = 1;
-	s->block[0] = block;
+	s->calls[0].grid[0] = (unsigned)((n / per_thread + block - 1) / block);
+	s->calls[0].grid[1] = s->calls[0].grid[2] = 1;
+	s->calls[0].block[0] = block;
+}
+
+static void tolerances(struct worker_job *job, double rel, double abs)
+{
+	size_t i;
+
+	for (i = 0; i < job->nshapes; i++) {
+		job->shapes[i].bufs[3].rel_l2 = rel;
+		job->shapes[i].bufs[3].max_abs = abs;
+	}
 }
 
 struct job_paths {
-	char *cand, *ref;
+	char *cand, *ref, *sup;
 };
 
 static void job_init(struct worker_job *job, struct job_paths *p, const char *kernel)
 {
 	memset(job, 0, sizeof(*job));
+	cur_kernel = kernel;
 	p->cand = cubin(kernel);
 	p->ref = cubin("attention_ref");
+	p->sup = cubin("tuner_support");
 	job->cubin_path = p->cand;
-	job->kernel = kernel;
-	job->problem = "attention";
 	job->ref_cubin_path = p->ref;
-	job->ref_kernel = "attention_ref";
-	job->rel_l2 = 1e-2;
-	job->max_abs = 2e-2;
+	job->support_path = p->sup;
 	job->check_seeds = 2;
 	job->seed = 1;
 	job->warmup = 3;
@@ -107,18 +172,20 @@ static void job_init(struct worker_job *job, struct job_paths *p, const char *ke
 	job->timeout_s = 30;
 }
 
-static void job_release(struct job_paths *p)
+static void job_release(struct worker_job *job, struct job_paths *p)
 {
 	free(p->cand);
 	free(p->ref);
+	free(p->sup);
+	worker_job_release(job);
 }
 
 static int eval(struct worker *w, const struct worker_job *job, struct worker_result *res)
 {
 	int r = worker_eval(w, job, res);
 
-	printf("        %s -> %s%s%s\n", job->kernel, r < 0 ? "error" : outcome_name(res->outcome),
-	       *res->reason ? ": " : "", res->reason);
+	printf("        %s -> %s%s%s\n", job->shapes[0].calls[0].kernel,
+	       r < 0 ? "error" : outcome_name(res->outcome), *res->reason ? ": " : "", res->reason);
 	return r;
 }
 
@@ -127,26 +194,29 @@ static int eval(struct worker *w, const struct worker_job *job, struct worker_re
 static int ref_vs_cpu_shape(CUfunction fn, CUstream stream, const long long *dims, double *rel,
                             double *maxabs)
 {
-	const struct worker_problem *p = &attention_gpu_problem;
 	size_t n = (size_t)(dims[0] * dims[1] * dims[2] * dims[3]), i, k;
 	uint16_t *in[3];
 	float *got = xmalloc(n * sizeof(float));
 	double *want = xmalloc(n * sizeof(double)), d2 = 0, r2 = 0;
-	unsigned long long dev[3], ref;
-	unsigned grid[3], block[3];
-	struct worker_args a;
+	CUdeviceptr dev[3], ref;
+	int B = (int)dims[0], H = (int)dims[1], S = (int)dims[2], Dd = (int)dims[3];
+	float scale = (float)(1.0 / sqrt((double)dims[3]));
+	void *params[] = {&dev[0], &dev[1], &dev[2], &ref, &B, &H, &S, &Dd, &scale};
+	unsigned long long z = 7;
 
 	for (k = 0; k < 3; k++) {
 		in[k] = xmalloc(n * 2);
-		p->fill(7, k, in[k], 0, n);
+		for (i = 0; i < n; i++) { /* uniform in [-2, 2): what fp16 holds exactly enough */
+			z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+			in[k][i] = cuda_float_to_half((float)((double)(z >> 11) * 0x1p-53 * 4 - 2));
+		}
 		CU_CHECK(cuda.MemAlloc(&dev[k], n * 2));
 		CU_CHECK(cuda.MemcpyHtoD(dev[k], in[k], n * 2));
 	}
 	CU_CHECK(cuda.MemAlloc(&ref, n * 4));
 	CU_CHECK(cuda.MemsetD16(ref, 0x7e00, n * 2));
-	p->ref_args(dims, dev, ref, &a, grid, block);
-	CU_CHECK(cuda.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
-	                           stream, a.params, NULL));
+	CU_CHECK(cuda.LaunchKernel(fn, (unsigned)((S + 127) / 128), (unsigned)H, (unsigned)B, 128,
+	                           1, 1, 0, stream, params, NULL));
 	CU_CHECK(cuda.StreamSynchronize(stream));
 	CU_CHECK(cuda.MemcpyDtoH(got, ref, n * 4));
 	if (attention_cpu_reference(in[0], in[1], in[2], want, dims) < 0)
@@ -228,15 +298,14 @@ static void expect(struct worker *w, const char *test, const char *kernel, int o
 	int r;
 
 	job_init(&job, &p, kernel);
-	job.nshapes = 1;
-	shape(&job.shapes[0], "small", 1, 2, 256);
+	shape(&job, "small", 1, 2, 256);
 	if (tweak)
 		tweak(&job);
 	r = eval(w, &job, &res);
 	check(r == 0 && res.outcome == outcome && (!needle || strstr(res.reason, needle)), test,
 	      "%s (%s)", r < 0 ? "error" : outcome_name(res.outcome), res.reason);
 	worker_result_release(&res);
-	job_release(&p);
+	job_release(&job, &p);
 }
 
 static void test_good_candidate(struct worker *w, const char *test)
@@ -248,9 +317,8 @@ static void test_good_candidate(struct worker *w, const char *test)
 	int ok, r;
 
 	job_init(&job, &p, "attn_half");
-	job.nshapes = 2;
-	shape(&job.shapes[0], "small", 1, 2, 256);
-	shape(&job.shapes[1], "ragged", 2, 4, 1000); /* S not a multiple of the block */
+	shape(&job, "small", 1, 2, 256);
+	shape(&job, "ragged", 2, 4, 1000); /* S not a multiple of the block */
 	job.time_it = 1;
 	r = eval(w, &job, &res);
 	ok = r == 0 && res.outcome == VARIANT_OK && res.nshapes == 2;
@@ -267,7 +335,7 @@ static void test_good_candidate(struct worker *w, const char *test)
 	      res.shapes[0].nsamples ? res.shapes[0].samples_us[0] : -1,
 	      res.shapes[1].nsamples ? res.shapes[1].samples_us[0] : -1);
 	worker_result_release(&res);
-	job_release(&p);
+	job_release(&job, &p);
 }
 
 static void nan_geometry(struct worker_job *job)
@@ -278,13 +346,13 @@ static void nan_geometry(struct worker_job *job)
 static void race_geometry(struct worker_job *job)
 {
 	flat_grid(&job->shapes[0], 32, 1);
-	job->shapes[0].block[0] = 64; /* two warps per 32 outputs */
+	job->shapes[0].calls[0].block[0] = 64; /* two warps per 32 outputs */
 }
 
 static void misalign_geometry(struct worker_job *job)
 {
 	flat_grid(&job->shapes[0], 128, 8);
-	job->shapes[0].smem = 128 * 16 + 16;
+	job->shapes[0].calls[0].smem = 128 * 16 + 16;
 }
 
 static void sanitize_geometry(struct worker_job *job)
@@ -296,7 +364,7 @@ static void sanitize_geometry(struct worker_job *job)
 static void short_timeout(struct worker_job *job)
 {
 	job->timeout_s = 3;
-	job->shapes[0].grid[0] = 1;
+	job->shapes[0].calls[0].grid[0] = 1;
 }
 
 static void test_race(struct worker *w)
@@ -307,8 +375,7 @@ static void test_race(struct worker *w)
 	int r;
 
 	job_init(&job, &p, "race");
-	job.nshapes = 1;
-	shape(&job.shapes[0], "small", 1, 2, 256);
+	shape(&job, "small", 1, 2, 256);
 	race_geometry(&job);
 	r = eval(w, &job, &res);
 	/* REJECT_RACE is the aim; REJECT_WRONG (the same wrong answer twice) still rejects it */
@@ -317,7 +384,7 @@ static void test_race(struct worker *w)
 	if (r == 0 && res.outcome != REJECT_RACE)
 		info("the race showed as a wrong answer, not as two different answers");
 	worker_result_release(&res);
-	job_release(&p);
+	job_release(&job, &p);
 }
 
 static void test_sanitize(struct worker *w)
@@ -331,8 +398,7 @@ static void test_sanitize(struct worker *w)
 	free(p.cand);
 	p.cand = cubin("misalign_san");
 	job.cubin_path = p.cand;
-	job.nshapes = 1;
-	shape(&job.shapes[0], "small", 1, 2, 256);
+	shape(&job, "small", 1, 2, 256);
 	sanitize_geometry(&job);
 	r = eval(w, &job, &res);
 	check(r == 0 && res.outcome == REJECT_ALIGN &&
@@ -341,7 +407,7 @@ static void test_sanitize(struct worker *w)
 	      "sanitize-misaligned-cp.async", "%s (%s)",
 	      r < 0 ? "error" : outcome_name(res.outcome), res.reason);
 	worker_result_release(&res);
-	job_release(&p);
+	job_release(&job, &p);
 }
 
 static double median(double *v, size_t n)
@@ -365,16 +431,15 @@ static void test_copy_timing(struct worker *w)
 	struct job_paths p;
 	struct worker_result res;
 	double us = 0, tbs = 0, hot_us = 0;
-	long long n = 16LL * 16 * 1024 * D;
+	long long n = 16LL * 16 * 1024 * 64;
 	int r;
 
 	job_init(&job, &p, "copy");
-	job.nshapes = 1;
-	shape(&job.shapes[0], "copy", 16, 16, 1024);
-	job.shapes[0].grid[0] = 132 * 8;
-	job.shapes[0].grid[1] = job.shapes[0].grid[2] = 1;
-	job.shapes[0].block[0] = 256;
-	job.rel_l2 = job.max_abs = 1e30; /* not attention: any finite output passes */
+	shape(&job, "copy", 16, 16, 1024);
+	job.shapes[0].calls[0].grid[0] = 132 * 8;
+	job.shapes[0].calls[0].grid[1] = job.shapes[0].calls[0].grid[2] = 1;
+	job.shapes[0].calls[0].block[0] = 256;
+	tolerances(&job, 1e30, 1e30); /* not attention: any finite output passes */
 	job.check_seeds = 1;
 	job.time_it = 1;
 	job.warmup = 5;
@@ -390,10 +455,12 @@ static void test_copy_timing(struct worker *w)
 	      r < 0 ? "error" : outcome_name(res.outcome), us, tbs);
 	worker_result_release(&res);
 	/* the same in a hot cache, on a shape that fits in L2: must not be slower than cold */
-	shape(&job.shapes[0], "copy-small", 1, 8, 1024);
-	job.shapes[0].grid[0] = 132 * 2;
-	job.shapes[0].grid[1] = job.shapes[0].grid[2] = 1;
-	job.shapes[0].block[0] = 256;
+	job.nshapes = 0;
+	shape(&job, "copy-small", 1, 8, 1024);
+	tolerances(&job, 1e30, 1e30);
+	job.shapes[0].calls[0].grid[0] = 132 * 2;
+	job.shapes[0].calls[0].grid[1] = job.shapes[0].calls[0].grid[2] = 1;
+	job.shapes[0].calls[0].block[0] = 256;
 	r = eval(w, &job, &res);
 	if (r == 0 && res.outcome == VARIANT_OK)
 		us = median(res.shapes[0].samples_us, res.shapes[0].nsamples);
@@ -407,7 +474,7 @@ static void test_copy_timing(struct worker *w)
 	     hot_us);
 	check(hot_us > 0 && us > 0 && hot_us <= us * 1.1, "timing-l2-hot-not-slower",
 	      "cold %.2f us, hot %.2f us", us, hot_us);
-	job_release(&p);
+	job_release(&job, &p);
 }
 
 static long child_rss_kb(long pid)
@@ -453,9 +520,8 @@ static void test_flat_over_many_jobs(struct worker *w)
 	double t0 = 0;
 
 	job_init(&job, &p, "attn_half");
-	job.nshapes = 2;
-	shape(&job.shapes[0], "tiny", 1, 1, 128);
-	shape(&job.shapes[1], "tiny2", 1, 2, 64);
+	shape(&job, "tiny", 1, 1, 128);
+	shape(&job, "tiny2", 1, 2, 64);
 	for (i = 0; i < njobs; i++) {
 		if (worker_eval(w, &job, &res) < 0 || res.outcome != VARIANT_OK)
 			bad++;
@@ -479,22 +545,24 @@ static void test_flat_over_many_jobs(struct worker *w)
 	      "%d failed; child %ld -> %ld: RSS %ld -> %ld kB, fds %d -> %d, device free %zu -> "
 	      "%zu MB",
 	      bad, pid, worker_pid(w), rss0, rss1, fds0, fds1, free0 >> 20, free1 >> 20);
-	job_release(&p);
+	job_release(&job, &p);
 }
 
 static void big_smem(struct worker_job *job)
 {
-	job->shapes[0].smem = 100 * 1024; /* unused by the kernel, but needs the opt-in to launch */
+	job->shapes[0].calls[0].smem =
+	    100 * 1024; /* unused by the kernel, but needs the opt-in to launch */
 }
 
 static void too_much_smem(struct worker_job *job)
 {
-	job->shapes[0].smem = 300 * 1024; /* past the 227 KB any sm_90 block may have */
+	job->shapes[0].calls[0].smem = 300 * 1024; /* past the 227 KB any sm_90 block may have */
 }
 
 static void no_such_kernel(struct worker_job *job)
 {
-	job->kernel = "attn_half_typo";
+	snprintf(job->shapes[0].calls[0].kernel, sizeof(job->shapes[0].calls[0].kernel),
+	         "attn_half_typo");
 }
 
 /* Errors that leave the context usable are the variant's result, and the child stays. */
@@ -516,14 +584,13 @@ static void test_soft_errors(struct worker *w)
 	      worker_pid(w));
 	/* a broken reference is the evaluation's failure, not the variant's */
 	job_init(&job, &p, "attn_half");
-	job.nshapes = 1;
-	shape(&job.shapes[0], "small", 1, 2, 256);
+	shape(&job, "small", 1, 2, 256);
 	job.ref_cubin_path = "/nonexistent/attention_ref.cubin";
 	r = worker_eval(w, &job, &res);
 	check(r < 0 && worker_pid(w) == pid, "bad-reference-is-an-error", "worker_eval %d, pid %ld",
 	      r, worker_pid(w));
 	worker_result_release(&res);
-	job_release(&p);
+	job_release(&job, &p);
 	expect(w, "good-after-bad-reference", "attn_half", VARIANT_OK, NULL, NULL);
 }
 
@@ -543,13 +610,13 @@ static void reference_cost_info(struct worker *w)
 	free(p.cand);
 	p.cand = cubin("copy128");
 	job.cubin_path = p.cand;
-	job.nshapes = 1;
-	shape(&job.shapes[0], "d128", 4, 16, 4096);
-	job.shapes[0].dims[3] = 128;
-	job.shapes[0].grid[0] = 132 * 8;
-	job.shapes[0].grid[1] = job.shapes[0].grid[2] = 1;
-	job.shapes[0].block[0] = 256;
-	job.rel_l2 = job.max_abs = 1e30;
+	cur_d = 128;
+	shape(&job, "d128", 4, 16, 4096);
+	cur_d = 64;
+	job.shapes[0].calls[0].grid[0] = 132 * 8;
+	job.shapes[0].calls[0].grid[1] = job.shapes[0].calls[0].grid[2] = 1;
+	job.shapes[0].calls[0].block[0] = 256;
+	tolerances(&job, 1e30, 1e30);
 	job.timeout_s = 120;
 	for (i = 0; i < 2; i++) {
 		double t0 = now_seconds();
@@ -561,7 +628,7 @@ static void reference_cost_info(struct worker *w)
 	}
 	info("shape 4x16x4096x128, 2 seeds: first job %.2f s (inputs and reference), then %.2f s",
 	     t[0], t[1]);
-	job_release(&p);
+	job_release(&job, &p);
 }
 
 /* The colleague's FlashAttention family, if its cubins were built: informational. */
@@ -579,16 +646,16 @@ static void flash_info(struct worker *w)
 		p.cand = cubin(names[i]);
 		if (!exists(p.cand)) {
 			info("%s: not built", names[i]);
-			job_release(&p);
+			job_release(&job, &p);
 			continue;
 		}
 		job.cubin_path = p.cand;
-		job.nshapes = 2;
-		shape(&job.shapes[0], "mission", 1, 8, 512);
-		shape(&job.shapes[1], "long", 2, 8, 2048);
+		shape(&job, "mission", 1, 8, 512);
+		shape(&job, "long", 2, 8, 2048);
 		for (int s = 0; s < 2; s++) {
-			job.shapes[s].grid[0] = (unsigned)((job.shapes[s].dims[2] + 63) / 64);
-			job.shapes[s].smem = 27648; /* baseline: (64 + 2 * 64) * (64 + 8) * 2 */
+			job.shapes[s].calls[0].grid[0] = s ? 2048 / 64 : 512 / 64;
+			job.shapes[s].calls[0].smem =
+			    27648; /* baseline: (64 + 2 * 64) * (64 + 8) * 2 */
 		}
 		job.sanitize = strstr(names[i], "_san") != NULL;
 		job.time_it = !job.sanitize;
@@ -607,7 +674,7 @@ static void flash_info(struct worker *w)
 			info("%s: evaluation error", names[i]);
 		}
 		worker_result_release(&res);
-		job_release(&p);
+		job_release(&job, &p);
 	}
 }
 

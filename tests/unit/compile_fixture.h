@@ -98,17 +98,27 @@ static inline void fx_flash_config(struct config *cfg)
 {
 	static const long long bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, nw[] = {1, 2, 4, 8};
 	static const long long st[] = {1, 2, 3}, sw[] = {0, 1}, pad[] = {0, 1, 8};
+	static const char *const dims[] = {"B", "H", "S", "D"};
 	struct family *fam = &cfg->fam;
+	struct launch_spec *l = &fam->launches[0];
+	struct problem *pb = xcalloc(1, sizeof(*pb));
+	size_t i;
 
 	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < 4; i++)
+		pb->dims[i] = xstrdup(dims[i]);
+	pb->ndims = 4;
+	pb->path = xstrdup("kernels/problems/attention.yaml");
 	fam->path = xstrdup("kernels/templates/flash_fwd.yaml");
 	fam->name = xstrdup("flash_fwd");
 	fam->source_path = xstrdup("kernels/templates/flash_fwd.cu");
 	fam->source =
 	    xstrdup("extern \"C\" __global__ void flash_fwd(float *o) { o[0] = BLOCK_M; }\n");
 	hash_hex(fam->source, strlen(fam->source), fam->source_hash);
-	fam->kernel = xstrdup("flash_fwd");
-	fam->problem = problem_find("attention");
+	fam->problem = pb;
+	fam->nlaunches = 1;
+	l->kernel = xstrdup("flash_fwd");
+	l->smem_family = 1;
 	fx_param(fam, "BLOCK_M", bm, 3, 64);
 	fx_param(fam, "BLOCK_N", bn, 3, 64);
 	fx_param(fam, "NUM_WARPS", nw, 4, 4);
@@ -121,12 +131,12 @@ static inline void fx_flash_config(struct config *cfg)
 	fx_layout(fam, "K_smem", "BLOCK_M * (D + PAD) * 2", "(D + PAD) * 2", 16, "cp.async 16B");
 	fx_layout(fam, "V_smem", "(BLOCK_M + STAGES * BLOCK_N) * (D + PAD) * 2", "(D + PAD) * 2",
 	          16, "cp.async 16B");
-	fam->grid[0] = fx_expr("ceil_div(S, BLOCK_M)");
-	fam->grid[1] = fx_expr("H");
-	fam->grid[2] = fx_expr("B");
-	fam->block[0] = fx_expr("NUM_WARPS * 32");
-	fam->block[1] = fx_expr("1");
-	fam->block[2] = fx_expr("1");
+	l->grid[0] = fx_expr("ceil_div(S, BLOCK_M)");
+	l->grid[1] = fx_expr("H");
+	l->grid[2] = fx_expr("B");
+	l->block[0] = fx_expr("NUM_WARPS * 32");
+	l->block[1] = fx_expr("1");
+	l->block[2] = fx_expr("1");
 	fam->specialize[0] = xstrdup("D");
 	fam->nspecialize = 1;
 	if (arch_lookup("sm_90", &cfg->arch) < 0)

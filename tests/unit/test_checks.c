@@ -354,23 +354,23 @@ static void test_build_registers_per_block(void **state)
 	assert_int_equal(build_check(cfg, "NUM_WARPS=8,BLOCK_M=128", 0, &b, &vs), VARIANT_OK);
 	verdicts_release(&vs);
 
-	replace_expr(&cfg->fam.block[0], "NUM_WARPS * 128");
+	replace_expr(&cfg->fam.launches[0].block[0], "NUM_WARPS * 128");
 	fake_build(&b, 200, 0, 0, 0);
 	assert_int_equal(build_check(cfg, NULL, 0, &b, &vs), REJECT_RESOURCES);
 	assert_string_equal(vs.v[vs.n - 1].reason,
-	                    "cannot launch: 512 threads x 200 registers = 102400 registers per "
-	                    "block, sm_90 has 65536 per SM");
+	                    "cannot launch 'flash_fwd': 512 threads x 200 registers = 102400 "
+	                    "registers per block, sm_90 has 65536 per SM");
 	verdicts_release(&vs);
 
-	replace_expr(&cfg->fam.block[0], "NUM_WARPS * 512");
+	replace_expr(&cfg->fam.launches[0].block[0], "NUM_WARPS * 512");
 	fake_build(&b, 16, 0, 0, 0);
 	assert_int_equal(build_check(cfg, NULL, 0, &b, &vs), REJECT_RESOURCES);
 	assert_non_null(strstr(vs.v[vs.n - 1].reason, "cannot launch"));
 	assert_non_null(strstr(vs.v[vs.n - 1].reason, "2048"));
 	verdicts_release(&vs);
 
-	replace_expr(&cfg->fam.block[0], "NUM_WARPS * 32");
-	replace_expr(&cfg->fam.block[1], "32 / (PAD - 8)");
+	replace_expr(&cfg->fam.launches[0].block[0], "NUM_WARPS * 32");
+	replace_expr(&cfg->fam.launches[0].block[1], "32 / (PAD - 8)");
 	assert_int_equal(build_check(cfg, NULL, 0, &b, &vs), REJECT_RESOURCES);
 	assert_non_null(strstr(vs.v[vs.n - 1].reason, "division by zero"));
 	verdicts_release(&vs);

@@ -1,15 +1,19 @@
-/* Unit tests for the compile pool: builds, compile errors as results, the cache, ptxas -v. */
+/* Unit tests for the compile pool: builds, compile errors, crashes and hangs as results, the cache.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "compile_fixture.h"
@@ -36,6 +40,7 @@ static int teardown(void **state)
 {
 	set_error_routine(NULL);
 	unsetenv("CUDA_HOME");
+	unsetenv("TUNER_TEST_COMPILE_CRASH");
 	return nftw(cache, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -318,7 +323,7 @@ static void test_flash_template_compiles(void **state)
 	src = template_render(&cfg, &va, &specs[0], 1);
 	job.source = src;
 	job.name = "flash_fwd.cu";
-	job.entry = cfg.fam.kernel;
+	job.entry = cfg.fam.launches[0].kernel;
 	job.options = opts;
 	job.noptions = nopts;
 	compile_one(&job);
@@ -330,6 +335,195 @@ static void test_flash_template_compiles(void **state)
 	free(src);
 	template_options_free(opts, nopts);
 	fx_release(&cfg);
+}
+
+/* ------------------------------------------------ crashes and hangs */
+
+static const char *const sm90a[] = {"--gpu-architecture=sm_90a", "-Xptxas=-v"};
+
+#if defined(__SANITIZE_ADDRESS__)
+/* AddressSanitizer stops NVRTC's wild allocation before the segfault: the process exits 1. */
+#define NVRTC_CRASH "the compile process ended without a result for 'wgmma.cu' (exit status 1)"
+#else
+#define NVRTC_CRASH                                                                                \
+	"the compiler crashed on 'wgmma.cu': the compile process died of signal 11 (SIGSEGV"
+#endif
+
+/* The fixture's wgmma with constant-zero descriptors, on which NVRTC 13.0 segfaults. */
+static char *wgmma_crash_source(void)
+{
+	char *body, *src;
+
+	if (read_file("tests/fixtures/crash/kernels/wgmma.cu", &body, NULL) < 0)
+		fail_msg("cannot read tests/fixtures/crash/kernels/wgmma.cu");
+	src = xasprintf("#define CRASH 1\n%s", body);
+	free(body);
+	return src;
+}
+
+/*
+ * NVRTC itself segfaults on a job: that job is a compile rejection naming the
+ * signal, not cached; the jobs beside it and after it compile, in a fresh process.
+ */
+static void test_nvrtc_crash_is_a_rejection(void **state)
+{
+	enum { N = 6 };
+	struct compile_pool *pool = compile_pool_new(2, cache);
+	struct compile_job jobs[N + 1], *done;
+	char *crash = wgmma_crash_source(), *good[N + 1], version[32];
+	int i, crashed = 0, ok = 0;
+
+	assert_non_null(pool);
+	assert_int_equal(compile_nvrtc_version(version, sizeof(version)), 0);
+	for (i = 0; i <= N; i++) {
+		char key[HASH_HEX_LEN];
+
+		good[i] = tiny_source(300 + i);
+		snprintf(key, sizeof(key), "%032x", 0x3000 + i);
+		job_init(&jobs[i], key, good[i], "tiny.cu");
+		if (i % 3 == 1) { /* jobs 1 and 4 crash */
+			jobs[i].source = crash;
+			jobs[i].name = "wgmma.cu";
+			jobs[i].entry = "wgmma_zero";
+			jobs[i].options = (char **)sm90a;
+			jobs[i].noptions = ARRAY_SIZE(sm90a);
+		}
+	}
+	for (i = 0; i < N; i++)
+		compile_pool_submit(pool, &jobs[i]);
+	for (i = 0; i < N; i++) {
+		done = compile_pool_next(pool);
+		assert_non_null(done);
+		if (done->source != crash) {
+			assert_int_equal(done->result.outcome, VARIANT_OK);
+			assert_int_equal(done->result.static_smem, 1024);
+			ok++;
+			continue;
+		}
+		if (done->result.outcome == VARIANT_OK && strcmp(version, "13.0"))
+			skip(); /* this NVRTC no longer crashes on it: nothing to isolate */
+		assert_int_equal(done->result.outcome, REJECT_COMPILE);
+		if (!strstr(done->result.log, NVRTC_CRASH))
+			fail_msg("NVRTC %s did not crash on the wgmma source: %s", version,
+			         done->result.log);
+		assert_null(done->result.cubin_path);
+		assert_false(done->result.cached);
+		assert_false(file_exists(done->key, "meta")); /* may be the machine: not cached */
+		crashed++;
+	}
+	assert_int_equal(crashed, 2);
+	assert_int_equal(ok, N - 2);
+
+	/* The same pool compiles on: the dead processes were replaced. */
+	compile_pool_submit(pool, &jobs[N]);
+	assert_ptr_equal(compile_pool_next(pool), &jobs[N]);
+	assert_int_equal(jobs[N].result.outcome, VARIANT_OK);
+	compile_pool_free(pool);
+	for (i = 0; i <= N; i++) {
+		build_release(&jobs[i].result);
+		free(good[i]);
+	}
+	free(crash);
+}
+
+/*
+ * A compile that never finishes (NVRTC blocks reading an #include that is a FIFO
+ * nobody writes) is killed at the timeout: a rejection that says so, not cached;
+ * the pool goes on with a fresh process.
+ */
+static void test_hung_compile_times_out(void **state)
+{
+	struct compile_pool *pool = compile_pool_new(1, cache);
+	struct compile_job hang, good;
+	char *fifo = xasprintf("%s/never-written.h", cache), *src, *tiny = tiny_source(400);
+	double t0, took;
+
+	assert_non_null(pool);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(60); /* a pool that never times out fails the test rather than hanging it */
+	src = xasprintf("#include \"%s\"\n%s", fifo, tiny);
+	compile_pool_set_timeout(pool, 1.0);
+	job_init(&hang, "000000000000000000000000000000e1", src, "hang.cu");
+	t0 = now_seconds();
+	compile_pool_submit(pool, &hang);
+	assert_ptr_equal(compile_pool_next(pool), &hang);
+	took = now_seconds() - t0;
+	assert_int_equal(hang.result.outcome, REJECT_COMPILE);
+	assert_non_null(strstr(hang.result.log, "the compile of 'hang.cu' timed out"));
+	assert_non_null(strstr(hang.result.log, "within 1 s"));
+	assert_true(took >= 1.0 && took < 30.0);
+	assert_null(hang.result.cubin_path);
+	assert_false(file_exists(hang.key, "meta"));
+
+	job_init(&good, "000000000000000000000000000000e2", tiny, "tiny.cu");
+	compile_pool_submit(pool, &good);
+	assert_ptr_equal(compile_pool_next(pool), &good);
+	assert_int_equal(good.result.outcome, VARIANT_OK);
+	compile_pool_free(pool);
+	alarm(0);
+	build_release(&hang.result);
+	build_release(&good.result);
+	free(fifo);
+	free(src);
+	free(tiny);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/*
+ * The testing hook crashes the compile process on a marker; each crash costs a
+ * process, none is left behind: no descriptor, no zombie, after the pool is freed.
+ */
+static void test_crash_hook_leaves_nothing_behind(void **state)
+{
+	enum { N = 8 };
+	struct compile_job jobs[N], *done;
+	struct compile_pool *pool;
+	char *srcs[N];
+	int before = count_fds(), i, crashed = 0;
+
+	setenv("TUNER_TEST_COMPILE_CRASH", "#define TAG 50", 1);
+	pool = compile_pool_new(2, cache);
+	assert_non_null(pool);
+	for (i = 0; i < N; i++) {
+		char key[HASH_HEX_LEN];
+
+		srcs[i] = tiny_source(i % 2 ? 600 + i : 50); /* even jobs crash */
+		snprintf(key, sizeof(key), "%032x", 0x4000 + i);
+		job_init(&jobs[i], key, srcs[i], "tiny.cu");
+		compile_pool_submit(pool, &jobs[i]);
+	}
+	for (i = 0; i < N; i++) {
+		done = compile_pool_next(pool);
+		assert_non_null(done);
+		if (strstr(done->source, "#define TAG 50")) {
+			assert_int_equal(done->result.outcome, REJECT_COMPILE);
+			assert_non_null(strstr(done->result.log, "signal 6 (SIGABRT"));
+			crashed++;
+		} else {
+			assert_int_equal(done->result.outcome, VARIANT_OK);
+		}
+	}
+	assert_int_equal(crashed, N / 2);
+	compile_pool_free(pool);
+	assert_int_equal(count_fds(), before);
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* no child, live or zombie */
+	assert_int_equal(errno, ECHILD);
+	for (i = 0; i < N; i++) {
+		build_release(&jobs[i].result);
+		free(srcs[i]);
+	}
 }
 
 /* ------------------------------------------------------------ ptxas -v */
@@ -390,7 +584,7 @@ static void test_nvrtc_version(void **state)
 	assert_true(major >= 11 && minor >= 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_ptxas),
@@ -402,7 +596,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_free_with_jobs_queued, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cuda_home_override, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_flash_template_compiles, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_nvrtc_crash_is_a_rejection, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hung_compile_times_out, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_crash_hook_leaves_nothing_behind, setup, teardown),
 	};
 
+	/* The pool re-executes this binary as its compile processes, as it does the tuner binary.
+	 */
+	if (argc > 1 && !strcmp(argv[1], "__compile"))
+		return compile_child_main(argc - 1, argv + 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,13 +198,17 @@ static void test_family(void **state)
 	src = slurp(FIX "kernels/tiny.cu");
 	assert_string_equal(fam.path, FIX "kernels/tiny.yaml");
 	assert_string_equal(fam.name, "tiny_fwd");
-	assert_string_equal(fam.kernel, "tiny_fwd");
+	assert_int_equal(fam.nlaunches, 1);
+	assert_string_equal(fam.launches[0].kernel, "tiny_fwd");
+	assert_int_equal(fam.launches[0].smem_family, 1);
 	assert_string_equal(fam.source_path, FIX "kernels/tiny.cu");
 	assert_string_equal(fam.source, src);
 	hash_hex(src, strlen(src), hash);
 	assert_string_equal(fam.source_hash, hash);
 	assert_non_null(fam.problem);
-	assert_string_equal(fam.problem->name, "attention");
+	assert_int_equal(fam.problem->ndims, 4);
+	assert_string_equal(fam.problem->dims[2], "S");
+	assert_non_null(strstr(fam.problem->path, "kernels/problems/attention.yaml"));
 
 	/* params keep the sidecar's order and their domain order */
 	assert_int_equal(fam.nparams, 3);
@@ -251,13 +255,13 @@ static void test_family(void **state)
 
 	/* grid from the shape, ceil_div(S, BLOCK_M) one expression despite the flow list's
 	 * comma; block given one dimension, the others are 1 */
-	assert_string_equal(expr_text(fam.grid[0]), "ceil_div(S, BLOCK_M)");
-	assert_int_equal(eval(fam.grid[0], vars, ARRAY_SIZE(vars)), 16);
-	assert_int_equal(eval(fam.grid[1], vars, ARRAY_SIZE(vars)), 8);
-	assert_int_equal(eval(fam.grid[2], vars, ARRAY_SIZE(vars)), 2);
-	assert_int_equal(eval(fam.block[0], vars, ARRAY_SIZE(vars)), 128);
-	assert_int_equal(eval(fam.block[1], vars, ARRAY_SIZE(vars)), 1);
-	assert_int_equal(eval(fam.block[2], vars, ARRAY_SIZE(vars)), 1);
+	assert_string_equal(expr_text(fam.launches[0].grid[0]), "ceil_div(S, BLOCK_M)");
+	assert_int_equal(eval(fam.launches[0].grid[0], vars, ARRAY_SIZE(vars)), 16);
+	assert_int_equal(eval(fam.launches[0].grid[1], vars, ARRAY_SIZE(vars)), 8);
+	assert_int_equal(eval(fam.launches[0].grid[2], vars, ARRAY_SIZE(vars)), 2);
+	assert_int_equal(eval(fam.launches[0].block[0], vars, ARRAY_SIZE(vars)), 128);
+	assert_int_equal(eval(fam.launches[0].block[1], vars, ARRAY_SIZE(vars)), 1);
+	assert_int_equal(eval(fam.launches[0].block[2], vars, ARRAY_SIZE(vars)), 1);
 
 	assert_int_equal(fam.noptions, 2);
 	assert_string_equal(fam.options[0], "--use_fast_math");
@@ -281,8 +285,8 @@ static void test_family_optional_keys(void **state)
 	assert_int_equal(fam.noptions, 0);
 	assert_non_null(fam.smem_bytes);
 	assert_int_equal(eval(fam.smem_bytes, vars, ARRAY_SIZE(vars)), 0);
-	assert_int_equal(eval(fam.grid[0], vars, ARRAY_SIZE(vars)), 77);
-	assert_int_equal(eval(fam.grid[2], vars, ARRAY_SIZE(vars)), 1);
+	assert_int_equal(eval(fam.launches[0].grid[0], vars, ARRAY_SIZE(vars)), 77);
+	assert_int_equal(eval(fam.launches[0].grid[2], vars, ARRAY_SIZE(vars)), 1);
 	assert_int_equal(fam.params[0].values[0], 64);
 	assert_int_equal(fam.baseline[0], 32);
 	family_release(&fam);

@@ -211,7 +211,7 @@ static void test_create(void **state)
 	db = open_ok();
 	assert_true(exists(path));
 	assert_int_equal(db_schema_version(db), db_sql_version);
-	assert_int_equal(db_sql_version, 1);
+	assert_int_equal(db_sql_version, 2);
 	assert_string_equal(db_path(db), path);
 	assert_int_equal(db_exec_callback(db,
 	                                  "SELECT name FROM sqlite_schema WHERE type = 'table'"
@@ -224,7 +224,7 @@ static void test_create(void **state)
 	/* WAL is a property of the file: a second connection sees it. */
 	assert_int_equal(query1(db, "PRAGMA synchronous", NULL).text[0], '1'); /* NORMAL */
 	db_close(db);
-	assert_int_equal(raw_int("PRAGMA user_version"), 1);
+	assert_int_equal(raw_int("PRAGMA user_version"), db_sql_version);
 	{
 		sqlite3 *h;
 		sqlite3_stmt *st;
@@ -285,7 +285,7 @@ static void test_reopen_is_idempotent(void **state)
 
 	db_close(db);
 	db = open_ok();
-	assert_int_equal(db_schema_version(db), 1);
+	assert_int_equal(db_schema_version(db), db_sql_version);
 	assert_int_equal(count(db, "variants"), 1);
 	assert_int_equal(add_variant(db, "aaaa0000000000000000000000000001", "A=1"), id);
 	db_close(db);
@@ -418,8 +418,9 @@ static void test_version_too_new(void **state)
 	capture_start();
 	assert_int_equal(db_open(path, &db), -1);
 	assert_null(db);
-	snprintf(want, sizeof(want), "database '%s' has schema version 7; this tuner knows up to 1",
-	         path);
+	snprintf(want, sizeof(want),
+	         "database '%s' has schema version 7; this tuner knows up to %d", path,
+	         db_sql_version);
 	assert_string_equal(captured, want);
 	assert_int_equal(nerrors, 1);
 	assert_true(exists(path));
@@ -812,6 +813,7 @@ static void test_measure_round_trip(void **state)
 	    .samples = samples,
 	    .nsamples = ARRAY_SIZE(samples),
 	};
+	struct db_recorded_key key = {"tmplhash", "sm_90", "A=1"};
 	struct db_measured got;
 	size_t i;
 	int created = -1;
@@ -853,21 +855,24 @@ static void test_measure_round_trip(void **state)
 	m.nsamples = 0;
 	assert_int_equal(db_measure_record(db, 0, v, &m, NULL), 0);
 	assert_int_equal(count(db, "measurements"), 2);
-	assert_int_equal(db_measure_lookup_hash(db, "aaaa0000000000000000000000000001",
-	                                        "NVIDIA H200", m.shape_dims, &got),
-	                 1);
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 1);
 	assert_int_equal(got.run_id, 0);
 	assert_int_equal(got.outcome, REJECT_RUNTIME_FAULT);
 	assert_string_equal(got.reason, "CUDA_ERROR_MISALIGNED_ADDRESS");
 	assert_true(isnan(got.median_us) && isnan(got.rel_l2) && isnan(got.tflops));
 	assert_int_equal(got.nsamples, 0);
 	db_measured_release(&got);
-	assert_int_equal(db_measure_lookup_hash(db, "aaaa0000000000000000000000000001",
-	                                        "NVIDIA H200", "B=1,H=8,S=1024,D=64", &got),
-	                 0);
-	assert_int_equal(db_measure_lookup_hash(db, "ffff0000000000000000000000000001",
-	                                        "NVIDIA H200", m.shape_dims, &got),
-	                 0);
+	assert_int_equal(
+	    db_measure_lookup_params(db, &key, "NVIDIA H200", "B=1,H=8,S=1024,D=64", &got), 0);
+	/* another configuration, template or arch is another point */
+	key.params = "A=2";
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 0);
+	key.params = "A=1";
+	key.arch = "sm_89";
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 0);
+	key.arch = "sm_90";
+	key.template_hash = "othertmpl";
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 0);
 	assert_int_equal(nerrors, 0);
 
 	/* A damaged samples column is reported, not misread. */
@@ -1174,6 +1179,196 @@ static void test_exec_callback(void **state)
 	assert_int_equal(raw_int("SELECT count(*) FROM variants"), 5);
 }
 
+/* -------------------------------------------------------------- liveness */
+
+/* A pid that no process has: a child that has exited and been reaped. */
+static long long dead_pid(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return (long long)pid;
+}
+
+static void set_run(long long id, const char *assignment)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql), "UPDATE runs SET %s WHERE id = %lld", assignment, id);
+	raw_exec(sql);
+}
+
+static const char *status_of(struct db *db, long long id, struct db_run *r)
+{
+	db_run_release(r);
+	if (db_run_get(db, id, r) < 0)
+		fail_msg("db_run_get(%lld): %s", id, captured);
+	return r->status;
+}
+
+static void test_run_liveness(void **state)
+{
+	struct db *db = open_ok();
+	struct db_run r = {0};
+	long long id = add_run(db), reaped = -1;
+	double before = -1;
+	char sql[256];
+
+	/* This process runs it: running, alive, its pid recorded. */
+	assert_int_equal(db_run_begin(db, id, &before), 0);
+	assert_true(before == 0);
+	assert_string_equal(status_of(db, id, &r), "running");
+	assert_true(r.alive);
+	assert_int_equal(r.pid, (long long)getpid());
+	assert_non_null(r.host);
+	assert_non_null(r.heartbeat_at);
+	assert_int_equal(db_runs_reap(db, &reaped), 0);
+	assert_int_equal(reaped, 0);
+
+	/* Its process is gone: read as interrupted, stored as running until a writer reaps it. */
+	snprintf(sql, sizeof(sql), "pid = %lld", dead_pid());
+	set_run(id, sql);
+	assert_string_equal(status_of(db, id, &r), "interrupted");
+	assert_false(r.alive);
+	assert_int_equal(raw_int("SELECT status = 'running' FROM runs"), 1);
+	assert_int_equal(db_runs_reap(db, &reaped), 0);
+	assert_int_equal(reaped, 1);
+	assert_int_equal(raw_int("SELECT status = 'interrupted' FROM runs"), 1);
+	assert_int_equal(raw_int("SELECT finished_at = heartbeat_at FROM runs"), 1);
+
+	/* Taken for dead while it was only silent: its own next heartbeat says otherwise. */
+	assert_int_equal(db_run_begin(db, id, &before), 0);
+	set_run(id, "status = 'interrupted'");
+	assert_int_equal(db_run_heartbeat(db, id, 1.0), 0);
+	assert_int_equal(raw_int("SELECT status = 'running' FROM runs"), 1);
+
+	/* A reused pid: this process's pid, but another start time. */
+	assert_int_equal(db_run_begin(db, id, &before), 0);
+	set_run(id, "pid_start = pid_start + 1");
+	assert_string_equal(status_of(db, id, &r), "interrupted");
+
+	/* Another host: alive while its heartbeat is recent. */
+	assert_int_equal(db_run_begin(db, id, &before), 0);
+	set_run(id, "host = 'elsewhere', pid = 1");
+	assert_string_equal(status_of(db, id, &r), "running");
+	set_run(id, "heartbeat_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-11 minutes')");
+	assert_string_equal(status_of(db, id, &r), "interrupted");
+
+	/* Stopped and resumed hours later: the wall time is the time it ran. */
+	assert_int_equal(db_run_begin(db, id, &before), 0);
+	assert_int_equal(db_run_end(db, id, "stopped", 5.0), 0);
+	set_run(id, "started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 hours')");
+	assert_string_equal(status_of(db, id, &r), "stopped");
+	assert_true(r.wall_seconds == 5.0);
+	assert_int_equal(db_run_begin(db, id, &before), 0);
+	assert_true(before == 5.0);
+	assert_int_equal(db_run_heartbeat(db, id, 7.5), 0);
+	assert_string_equal(status_of(db, id, &r), "running");
+	assert_true(r.wall_seconds >= 7.5 && r.wall_seconds < 60);
+	assert_int_equal(db_run_end(db, id, "done", 9.0), 0);
+	assert_string_equal(status_of(db, id, &r), "done");
+	assert_true(r.wall_seconds == 9.0);
+	assert_true(r.age_seconds > 3 * 3600 - 60);
+	db_run_release(&r);
+	db_close(db);
+	assert_int_equal(nerrors, 0);
+}
+
+static void test_latest_with(void **state)
+{
+	struct db *db = open_ok();
+	long long done = add_run(db), dead = add_run(db), live = add_run(db), id = 0;
+	double before;
+	char sql[64];
+
+	assert_int_equal(db_run_latest_with(db, "done", &id), 0);
+	assert_int_equal(db_run_set_status(db, done, "done"), 0);
+	assert_int_equal(db_run_begin(db, dead, &before), 0);
+	snprintf(sql, sizeof(sql), "pid = %lld", dead_pid());
+	set_run(dead, sql);
+	assert_int_equal(db_run_begin(db, live, &before), 0);
+	assert_int_equal(db_run_latest_with(db, "done", &id), 1);
+	assert_int_equal(id, done);
+	assert_int_equal(db_run_latest_with(db, "interrupted", &id), 1);
+	assert_int_equal(id, dead);
+	assert_int_equal(db_run_latest_with(db, NULL, &id), 1);
+	assert_int_equal(id, live);
+	assert_int_equal(db_run_latest_with(db, "failed", &id), 0);
+	db_close(db);
+	assert_int_equal(nerrors, 0);
+}
+
+/* Schema version 1's runs (the committed H100 sweep) survive migration 2, ids and all. */
+static void test_migration_keeps_runs(void **state)
+{
+	char cmd[512];
+	struct db *db = NULL;
+	struct db_run r = {0};
+	long long runs;
+
+	snprintf(cmd, sizeof(cmd), "cp tests/fixtures/sweep-h100.db %s", path);
+	if (system(cmd) != 0)
+		fail_msg("run the tests from the repository root: '%s' failed", cmd);
+	assert_int_equal(raw_int("PRAGMA user_version"), 1);
+	runs = raw_int("SELECT count(*) FROM runs");
+	assert_true(runs > 0);
+
+	/* A reader reads version 1 as it is, and writes nothing. */
+	assert_int_equal(db_open_read(path, &db), 0);
+	assert_int_equal(db_schema_version(db), 1);
+	assert_string_equal(status_of(db, 1, &r), "done");
+	assert_null(r.host);
+	assert_true(isfinite(r.wall_seconds));
+	db_run_release(&r);
+	db_close(db);
+	assert_int_equal(raw_int("PRAGMA user_version"), 1);
+
+	db = open_ok();
+	assert_int_equal(db_schema_version(db), 2);
+	assert_int_equal(raw_int("SELECT count(*) FROM runs"), runs);
+	assert_int_equal(raw_int("SELECT count(*) FROM runs WHERE status = 'done'"), runs);
+	assert_int_equal(raw_int("SELECT min(id) FROM runs"), 1);
+	assert_int_equal(db_run_set_status(db, 1, "interrupted"), 0);
+	assert_int_equal(raw_int("SELECT count(*) FROM evals e LEFT JOIN runs r ON r.id = e.run_id"
+	                         " WHERE r.id IS NULL"),
+	                 0);
+	db_close(db);
+	assert_int_equal(nerrors, 0);
+}
+
+static void test_open_read(void **state)
+{
+	struct db *db = NULL;
+	struct db_run r = {0};
+	char aux[160];
+	long long id;
+
+	assert_int_equal(db_open_read(path, &db), -1);
+	assert_null(db);
+	assert_non_null(strstr(captured, "cannot read database"));
+	assert_false(exists(path));
+	capture_start();
+
+	db = open_ok();
+	id = add_run(db);
+	db_close(db);
+	assert_int_equal(db_open_read(path, &db), 0);
+	assert_string_equal(status_of(db, id, &r), "running");
+	db_run_release(&r);
+	/* Nothing is written through it. */
+	assert_int_equal(db_run_set_status(db, id, "done"), -1);
+	assert_non_null(strstr(captured, "readonly"));
+	db_close(db);
+	assert_int_equal(raw_int("SELECT count(*) FROM runs WHERE status = 'running'"), 1);
+	snprintf(aux, sizeof(aux), "%s-wal", path);
+	assert_false(exists(aux));
+	snprintf(aux, sizeof(aux), "%s-shm", path);
+	assert_false(exists(aux));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1202,6 +1397,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_crash_mid_transaction_leaves_nothing, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_exec_callback, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_run_liveness, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_latest_with, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_migration_keeps_runs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_read, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

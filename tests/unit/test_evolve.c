@@ -32,8 +32,7 @@ static long long dom_c[NC] = {16, 32, 48, 64, 80, 96, 112, 128};
 static long long dom_d[ND] = {1, 2, 3, 4};
 static const int opt_idx[4] = {4, 5, 3, 2};
 
-static const char *const syn_dims[] = {"N"};
-static const struct problem syn_problem = {.name = "synthetic", .dims = syn_dims, .ndims = 1};
+static struct problem syn_problem = {.dims = {(char *)"N"}, .ndims = 1};
 
 static const char *const syn_constraints[] = {"A * C <= 4096", "C <= N", "(B + D) % 5 != 0"};
 

@@ -481,6 +481,68 @@ static void test_foreach_ident(void **state)
 	expr_free(e);
 }
 
+/* Evaluate src as a number, failing the test on any error. */
+static double num_ok(const char *src, int *is_float)
+{
+	struct expr_err err;
+	struct expr *e = expr_parse(src, &err);
+	double v = 0;
+
+	if (!e)
+		fail_msg("cannot parse '%s': col %d: %s", src, err.col, err.msg);
+	if (expr_eval_number(e, NULL, &v, is_float, NULL, &err) < 0)
+		fail_msg("cannot evaluate '%s': col %d: %s", src, err.col, err.msg);
+	expr_free(e);
+	return v;
+}
+
+/* The floating side: literals, promotion, functions, and the integer contexts refusing it. */
+static void test_floats(void **state)
+{
+	const struct expr_var vars[] = {{"D", 64}};
+	const struct expr_scope sc = {vars, 1, NULL};
+	struct expr_err err;
+	struct expr *e;
+	int fl = 0;
+	double v;
+
+	(void)state;
+	assert_true(num_ok("1.5 + 1", &fl) == 2.5);
+	assert_int_equal(fl, 1);
+	assert_true(num_ok("7 / 2", &fl) == 3.0); /* integer division stays C's */
+	assert_int_equal(fl, 0);
+	assert_true(num_ok("7 / 2.0", &fl) == 3.5);
+	assert_true(num_ok("2e-3 * 1000", &fl) == 2.0);
+	assert_true(num_ok(".5 + .25", &fl) == 0.75);
+	assert_true(num_ok("rsqrt(64)", &fl) == 0.125);
+	assert_true(num_ok("sqrt(2.25)", &fl) == 1.5);
+	assert_true(num_ok("pow(2, 10)", &fl) == 1024.0);
+	assert_true(num_ok("floor(2.7) + ceil(2.1)", &fl) == 5.0);
+	assert_int_equal(fl, 0);
+	assert_true(num_ok("abs(-3)", &fl) == 3.0);
+	assert_true(num_ok("1.5 < 2 && !0.0", &fl) == 1.0);
+	assert_int_equal(fl, 0);
+	assert_true(num_ok("log2(8.0) == 3", &fl) == 1.0);
+	e = expr_parse("rsqrt(D) * 8 + 0.25", &err);
+	assert_non_null(e);
+	assert_int_equal(expr_eval_number(e, &sc, &v, &fl, NULL, &err), 0);
+	assert_true(v == 1.25);
+	/* an integer context refuses a floating value with a clear message */
+	assert_int_equal(expr_eval(e, &sc, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "floating-point value"));
+	expr_free(e);
+	eval_fails("1.5 % 2", NULL, "'%' needs integers", 5);
+	eval_fails("rsqrt(0)", NULL, "needs a positive number", 1);
+	eval_fails("sqrt(-1.0)", NULL, "sqrt of a negative number", 1);
+	eval_fails("1.0 / 0", NULL, "division by zero", 5);
+	eval_fails("exp(1000.0)", NULL, "gives an infinity", 1);
+	eval_fails("ceil_div(3.0, 2)", NULL, "'ceil_div' needs integers", 1);
+	parse_fails("1.5x", "invalid suffix 'x' on floating constant", 4);
+	parse_fails("1e999", "out of range", 1);
+	assert_int_equal(expr_is_function("rsqrt"), 1);
+	assert_int_equal(expr_is_function("BLOCK_M"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +558,7 @@ int main(void)
 	    cmocka_unit_test(test_reuse),
 	    cmocka_unit_test(test_text),
 	    cmocka_unit_test(test_foreach_ident),
+	    cmocka_unit_test(test_floats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
