@@ -2,13 +2,6 @@
 . tests/cli/lib.sh
 G="--config configs/gemm.yaml"
 
-# Until the core reads the problem as data (issue 8), the sidecar cannot load: say so, skip.
-run_tuner $G check --no-compile
-if grep -qF "unknown problem '../problems/gemm.yaml'" "$TMP/err"; then
-	echo "skip: this tuner predates the problem as data"
-	finish
-fi
-
 # The baseline passes every gate, its compile included.
 run_tuner $G check
 expect_rc 0 "the baseline passes"
