@@ -12,7 +12,6 @@ import itertools
 import math
 import os
 import re
-import subprocess
 
 import yaml
 
