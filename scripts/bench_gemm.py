@@ -186,7 +186,7 @@ def main():
     print()
     print("| shape (M,N,K) | cuBLAS µs | TFLOP/s | cuBLAS, fp16 reduction allowed µs | "
           + " | ".join("%s µs" % lbl for lbl in labels) + " | our best TFLOP/s | "
-          "cuBLAS / our best |")
+          "speedup over cuBLAS (its µs / ours) |")
     print("|---" * (6 + len(labels)) + "|")
     for r in rows:
         res = r["results"]

@@ -435,7 +435,7 @@ def kernel_args(args, bufs, env):
         else:
             (ty, e), = a.items()
             out.append(types[ty](eval_expr(e, env)))
-    return out
+    return tuple(out)
 
 
 class Variant:
