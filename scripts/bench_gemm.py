@@ -17,15 +17,26 @@ exported header (every rank and per-shape variant it defines), or --set; several
   python3 scripts/bench_gemm.py --header include/tuned/gemm_config.h
   python3 scripts/bench_gemm.py --set BLOCK_M=128,BLOCK_N=256,WARPS_N=4 --shape 4096,4096,4096
 
+--check instead checks admitted points of the space (all, or a random --sample) on small
+shapes with every tail ragged, --check-shape to add more: each point twice on one input (the
+two outputs must agree bit for bit, as the tuner's race check asks), outputs poisoned with
+NaN first, then against an fp32 product with the problem's tolerances. The tuner checks the
+points it evaluates itself; this covers many points quickly, without a database.
+
+  python3 scripts/bench_gemm.py --check --sample 300 --jobs 16
+
 Needs torch and cupy (the GPU machine has both) and libnvrtc. Prints a Markdown table.
 """
 
 import argparse
 import json
 import os
+import random
 import re
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import familylib as fl  # noqa: E402
@@ -65,6 +76,83 @@ def configs_from_header(side, path):
     return out
 
 
+# Shapes for --check: every dim off every tile size, M = 1, K shorter than one K tile, a
+# skinny M, and K long enough for every split to own several K tiles.
+CHECK_SHAPES = [(1, 8, 8), (77, 200, 136), (129, 264, 40), (16, 1096, 1032), (300, 520, 2056)]
+
+
+def check(args):
+    job, side = fl.load_config(args.config)
+    shapes = CHECK_SHAPES + [tuple(map(int, s.split(","))) for s in args.check_shape]
+    dims_list = [dict(zip(("M", "N", "K"), sh)) for sh in shapes]
+    arch = "sm_%s%s" % tuple(subprocess_cc())
+    limit = fl.SMEM_OPTIN.get(arch, 49152)
+    suite = [fl.shape_dims(side, sh) for sh in job["shapes"]] + dims_list
+    points = [p for p in fl.space(side)
+              if all(not fl.static_gates(side, p, d, limit)[1] for d in suite)]
+    total = len(points)
+    if args.sample and args.sample < total:
+        points = random.Random(1).sample(points, args.sample)
+    work = tempfile.mkdtemp(prefix="bench_gemm_check.")
+    t0 = time.time()
+    fl.Variant.prebuild(side, [(p, dims_list[0]) for p in points], arch, work, args.jobs)
+    print("compiled %d of %d admitted points in %.0f s" % (len(points), total, time.time() - t0),
+          flush=True)
+
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cmp_spec = side["problem"]["buffers"]["C"].get("compare", {})
+    rel_tol, abs_tol = cmp_spec.get("rel_l2", 1e-2), cmp_spec.get("max_abs", 2e-2)
+    bad, worst = [], 0.0
+    for n, p in enumerate(points):
+        for dims in dims_list:
+            M, N, K = dims["M"], dims["N"], dims["K"]
+            why = None
+            try:
+                var = fl.Variant(side, p, dims, arch, work)
+            except RuntimeError as e:
+                bad.append((p, dims, str(e).split("\n")[0]))
+                break
+            bufs = fl.make_buffers(side, p, dims, seed=n + 1)
+            var.bind(bufs)
+            outs = []
+            for _ in range(2):
+                bufs["C"].view(torch.uint8).fill_(0xff)
+                var(fl.cupy_stream())
+                torch.cuda.synchronize()
+                outs.append(bufs["C"].clone())
+            c = outs[0].view(M, N).float()
+            ref = bufs["A"].view(M, K).float() @ bufs["B"].view(K, N).float()
+            if not torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16)):
+                why = "two runs differ"
+            elif not bool(torch.isfinite(c).all()):
+                why = "%d non-finite outputs" % int((~torch.isfinite(c)).sum())
+            else:
+                err = c - ref
+                rel = float(err.norm() / ref.norm())
+                mx = float(err.abs().max())
+                worst = max(worst, rel)
+                if rel > rel_tol or mx > abs_tol:
+                    why = "rel_l2 %.3g, max_abs %.3g" % (rel, mx)
+            if why:
+                bad.append((p, dims, why))
+        if (n + 1) % 50 == 0:
+            print("  %d/%d points checked, %d wrong" % (n + 1, len(points), len(bad)), flush=True)
+    print("%d points x %d shapes (%s): %d wrong; worst rel_l2 of a correct one %.2e"
+          % (len(points), len(dims_list), ", ".join("%dx%dx%d" % s for s in shapes), len(bad),
+             worst))
+    for p, dims, why in bad[:50]:
+        print("- %s on %dx%dx%d: %s" % (fl.cfg_str(p), dims["M"], dims["N"], dims["K"], why))
+    return 1 if bad else 0
+
+
+def subprocess_cc():
+    """The GPU's compute capability without initialising CUDA here (compiles fork later)."""
+    out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                         capture_output=True, text=True, check=True).stdout.split()[0]
+    return out.split(".")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default=os.path.join(fl.ROOT, "configs/gemm.yaml"),
@@ -77,7 +165,17 @@ def main():
     ap.add_argument("--shape", action="append", default=[],
                     help="M,N,K instead of the config's suite; repeatable")
     ap.add_argument("--json", help="also write the numbers here")
+    ap.add_argument("--check", action="store_true",
+                    help="check admitted points of the space instead of timing")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="with --check: this many admitted points, at random (default: all)")
+    ap.add_argument("--check-shape", action="append", default=[],
+                    help="with --check: M,N,K to check on besides the built-in ones")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="parallel compiles")
     args = ap.parse_args()
+    if args.check:
+        return check(args)
 
     import torch
 
@@ -208,4 +306,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

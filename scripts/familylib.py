@@ -443,23 +443,55 @@ class Variant:
     to a shape's buffers, then call it to launch on a cupy stream. Builds are shared by
     the configurations and specialised dims that render the same source."""
 
-    _builds = {}
+    _builds = {}   # rendered source -> (cubin path, compile result)
+    _modules = {}  # rendered source -> loaded module
+
+    @staticmethod
+    def _source(side, cfg, dims):
+        env = dict(cfg)
+        env.update(dims)
+        return render(side, cfg, dims, int(eval_expr(side["smem_bytes"], env)))
+
+    @staticmethod
+    def _compile(job):
+        src, name, entry, arch, path = job
+        return src, path, nvrtc_compile(src, name, entry, arch, path)
+
+    @staticmethod
+    def prebuild(side, points, arch, workdir, jobs):
+        """Compile (cfg, dims) points in jobs processes; call before CUDA is initialised
+        (the workers fork)."""
+        import multiprocessing
+        entry = side.get("kernel") or launches(side)[0]["kernel"]
+        todo = {}
+        for cfg, dims in points:
+            src = Variant._source(side, cfg, dims)
+            if src not in Variant._builds and src not in todo:
+                todo[src] = os.path.join(workdir, "%s_%d.cubin" % (
+                    side["name"], len(Variant._builds) + len(todo)))
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            for src, path, res in pool.imap_unordered(
+                    Variant._compile,
+                    [(src, side["source"], entry, arch, path) for src, path in todo.items()]):
+                Variant._builds[src] = (path, res)
 
     def __init__(self, side, cfg, dims, arch, workdir):
         import cupy as cp
-        env = dict(cfg)
-        env.update(dims)
-        smem = int(eval_expr(side["smem_bytes"], env))
-        src = render(side, cfg, dims, smem)
+        src = Variant._source(side, cfg, dims)
         if src not in Variant._builds:
             path = os.path.join(workdir, "%s_%d.cubin" % (side["name"], len(Variant._builds)))
-            res = nvrtc_compile(src, side["source"],
-                                side.get("kernel") or launches(side)[0]["kernel"], arch, path)
-            if not res["ok"]:
-                raise RuntimeError("NVRTC failed for %s:\n%s" % (cfg_str(cfg),
-                                                                 res["log"][-2000:]))
-            Variant._builds[src] = (cp.RawModule(path=path), res)
-        self.module, self.resources = Variant._builds[src]
+            Variant._builds[src] = (path, nvrtc_compile(
+                src, side["source"], side.get("kernel") or launches(side)[0]["kernel"], arch,
+                path))
+        path, self.resources = Variant._builds[src]
+        if not self.resources["ok"]:
+            raise RuntimeError("NVRTC failed for %s:\n%s" % (cfg_str(cfg),
+                                                             self.resources["log"][-2000:]))
+        if src not in Variant._modules:
+            Variant._modules[src] = cp.RawModule(path=path)
+        self.module = Variant._modules[src]
+        env = dict(cfg)
+        env.update(dims)
         self.side, self.env = side, env
         self.launch_list = []
         for ln in launches(side):
