@@ -1,5 +1,5 @@
 -- The whole current schema of the tuner database; a fresh database is created from this file.
--- schema-version: 2
+-- schema-version: 3
 --
 -- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the
 -- statements that take a database from the previous version to it), apply the same change here,
@@ -125,6 +125,12 @@ CREATE TABLE measurements (
 	samples TEXT NOT NULL,            -- JSON array of microseconds per launch
 	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
 	run_id INTEGER REFERENCES runs (id), -- the run that measured it, NULL if none
+	sm_mhz REAL,                      -- while timed (NVML), NULL when not watched
+	temp_c REAL,
+	power_w REAL,
+	throttle INTEGER,                 -- NVML's throttle reasons seen (a mask), 0 for none
+	retaken INTEGER,                  -- 1: timed again after throttling
+	gbps REAL,                        -- the problem's bytes over the median, NULL without bytes
 	UNIQUE (variant_id, device, shape_dims)
 );
 CREATE INDEX measurements_run ON measurements (run_id);

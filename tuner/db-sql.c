@@ -6,12 +6,12 @@
 
 /* One literal per line: ISO C only promises string literals of 4095 bytes. */
 
-const int db_sql_version = 2;
+const int db_sql_version = 3;
 
 /* db/schema.sql */
 const char *const db_sql_schema[] = {
 	"-- The whole current schema of the tuner database; a fresh database is created from this file.\n",
-	"-- schema-version: 2\n",
+	"-- schema-version: 3\n",
 	"--\n",
 	"-- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the\n",
 	"-- statements that take a database from the previous version to it), apply the same change here,\n",
@@ -137,6 +137,12 @@ const char *const db_sql_schema[] = {
 	"\tsamples TEXT NOT NULL,            -- JSON array of microseconds per launch\n",
 	"\tcreated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),\n",
 	"\trun_id INTEGER REFERENCES runs (id), -- the run that measured it, NULL if none\n",
+	"\tsm_mhz REAL,                      -- while timed (NVML), NULL when not watched\n",
+	"\ttemp_c REAL,\n",
+	"\tpower_w REAL,\n",
+	"\tthrottle INTEGER,                 -- NVML's throttle reasons seen (a mask), 0 for none\n",
+	"\tretaken INTEGER,                  -- 1: timed again after throttling\n",
+	"\tgbps REAL,                        -- the problem's bytes over the median, NULL without bytes\n",
 	"\tUNIQUE (variant_id, device, shape_dims)\n",
 	");\n",
 	"CREATE INDEX measurements_run ON measurements (run_id);\n",
@@ -215,7 +221,23 @@ static const char *const migration_0002[] = {
 	NULL,
 };
 
+/* db/migrations/0003-measurement-conditions.sql */
+static const char *const migration_0003[] = {
+	"-- What the GPU was doing while a shape was timed (NVML): its SM clock, temperature and power, the\n",
+	"-- throttle reasons seen (a bit mask, NVML's clock event reasons that cost speed), and whether the\n",
+	"-- samples were taken again because of them; and the problem's bytes per second where it declares\n",
+	"-- its bytes. NULL where nothing was watched.\n",
+	"ALTER TABLE measurements ADD COLUMN sm_mhz REAL;\n",
+	"ALTER TABLE measurements ADD COLUMN temp_c REAL;\n",
+	"ALTER TABLE measurements ADD COLUMN power_w REAL;\n",
+	"ALTER TABLE measurements ADD COLUMN throttle INTEGER;\n",
+	"ALTER TABLE measurements ADD COLUMN retaken INTEGER;\n",
+	"ALTER TABLE measurements ADD COLUMN gbps REAL;\n",
+	NULL,
+};
+
 const struct db_sql_file db_sql_migrations[] = {
 	{ 2, "0002-run-liveness.sql", migration_0002 },
+	{ 3, "0003-measurement-conditions.sql", migration_0003 },
 	{ 0, NULL, NULL },
 };

@@ -1370,12 +1370,15 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 	sqlite3_stmt *st =
 	    STMT(db,
 	         "INSERT INTO measurements (variant_id, device, shape, shape_dims, outcome, reason,"
-	         " rel_l2, max_abs, median_us, ci_lo_us, ci_hi_us, tflops, samples, run_id)"
-	         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+	         " rel_l2, max_abs, median_us, ci_lo_us, ci_hi_us, tflops, samples, run_id,"
+	         " gbps, sm_mhz, temp_c, power_w, throttle, retaken)"
+	         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	         " ?15, ?16, ?17, ?18, ?19, ?20)"
 	         " ON CONFLICT (variant_id, device, shape_dims) DO NOTHING",
-	         "ItttttddddddtR", variant_id, m->device, m->shape, m->shape_dims,
+	         "ItttttddddddtRdddddd", variant_id, m->device, m->shape, m->shape_dims,
 	         outcome_name(m->outcome), nonnull(m->reason), m->rel_l2, m->max_abs, m->median_us,
-	         m->ci_lo_us, m->ci_hi_us, m->tflops, samples, run_id);
+	         m->ci_lo_us, m->ci_hi_us, m->tflops, samples, run_id, m->gbps, m->sm_mhz,
+	         m->temp_c, m->power_w, m->throttle, m->retaken);
 	int rc = EXEC(db, st);
 
 	free(samples);
@@ -1384,6 +1387,33 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 	if (created)
 		*created = sqlite3_changes(db->h) > 0;
 	return 0;
+}
+
+int db_measure_conditions(struct db *db, long long measurement_id, struct db_conditions *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	out->gbps = out->sm_mhz = out->temp_c = out->power_w = out->throttle = out->retaken = NAN;
+	if (db_schema_version(db) < 3)
+		return 0; /* measured before tuner watched the clocks */
+	st = STMT(db,
+	          "SELECT gbps, sm_mhz, temp_c, power_w, throttle, retaken FROM measurements"
+	          " WHERE id = ?1",
+	          "I", measurement_id);
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW) {
+		out->gbps = col_real(st, 0);
+		out->sm_mhz = col_real(st, 1);
+		out->temp_c = col_real(st, 2);
+		out->power_w = col_real(st, 3);
+		out->throttle = col_real(st, 4);
+		out->retaken = col_real(st, 5);
+	}
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : 0;
 }
 
 #define MEASURED_COLUMNS                                                                           \

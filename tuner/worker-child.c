@@ -10,6 +10,7 @@
 
 #include "tuner/common.h"
 #include "tuner/cuda.h"
+#include "tuner/nvml.h"
 #include "tuner/problem.h"
 #include "tuner/wire.h"
 #include "tuner/worker.h"
@@ -78,6 +79,8 @@ struct child {
 	size_t ncache, cache_alloc, cache_bytes;
 	unsigned long long clock;
 	struct dbuf stats, flush, arena;
+	struct views views;    /* the candidate's buffers, kept across jobs and grown as needed */
+	struct nvml_gpu *nvml; /* NULL: clocks are not watched */
 	/* the job in flight */
 	CUmodule mod;
 	CUdeviceptr san;
@@ -912,12 +915,14 @@ static int inputs_unchanged(struct child *c, const struct worker_shape_job *sh,
 static int check_shape(struct child *c, const struct worker_job *job,
                        const struct worker_shape_job *sh, struct worker_shape_result *sr)
 {
-	int seeds = job->sanitize ? 1 : (job->check_seeds > 0 ? job->check_seeds : 1);
+	/* a ragged shape is checked on one seed: the suite shapes carry the rest */
+	int seeds =
+	    job->sanitize || sh->check_only ? 1 : (job->check_seeds > 0 ? job->check_seeds : 1);
 	int runs = job->sanitize ? 1 : 2, seed, run, r = 0;
 	unsigned long long count, first;
 	struct tuner_san_log log;
 	struct ref_entry *e;
-	struct views v;
+	struct views *v = &c->views;
 	char why[256];
 	size_t k;
 
@@ -925,18 +930,17 @@ static int check_shape(struct child *c, const struct worker_job *job,
 	for (seed = 0; seed < seeds; seed++) {
 		if (!(e = cache_get(c, job, sh, seed)))
 			return -1;
-		memset(&v, 0, sizeof(v));
-		if (views_init(sh, e, runs, &v) < 0)
+		if (views_init(sh, e, runs, v) < 0)
 			goto fail;
 		for (run = 0; run < runs; run++) {
 			tick(c->fd, c->where, "shape '%s' seed %d: candidate run %d", sh->name,
 			     seed, run + 1);
-			if (views_prepare(c, sh, e, &v, run) < 0)
+			if (views_prepare(c, sh, e, v, run) < 0)
 				goto fail;
 			if (job->sanitize && cuda.MemsetD8(c->san, 0, sizeof(log)) != CUDA_SUCCESS)
 				goto fail;
 			c->blame = 1;
-			if (run_calls(c, c->mod, sh, sh->calls, sh->ncalls, v.p) < 0)
+			if (run_calls(c, c->mod, sh, sh->calls, sh->ncalls, v->p) < 0)
 				goto fail;
 			if (cuda.StreamSynchronize(c->stream) != CUDA_SUCCESS) {
 				cuda_check_failed(cuda.CtxSynchronize(), "cuStreamSynchronize",
@@ -955,17 +959,17 @@ static int check_shape(struct child *c, const struct worker_job *job,
 				}
 			}
 			for (k = 0; run == 0 && runs == 2 && k < sh->nbufs; k++)
-				if (v.prev[k].p &&
-				    cuda.MemcpyDtoD(v.prev[k].p, v.p[k], buf_bytes(&sh->bufs[k])) !=
-				        CUDA_SUCCESS)
+				if (v->prev[k].p &&
+				    cuda.MemcpyDtoD(v->prev[k].p, v->p[k],
+				                    buf_bytes(&sh->bufs[k])) != CUDA_SUCCESS)
 					goto fail;
 		}
 		for (k = 0; runs == 2 && k < sh->nbufs; k++) {
 			const struct worker_buf *b = &sh->bufs[k];
 
-			if (!v.prev[k].p)
+			if (!v->prev[k].p)
 				continue;
-			if (diff(c, v.prev[k].p, v.p[k], b->count,
+			if (diff(c, v->prev[k].p, v->p[k], b->count,
 			         (int)dtype_size((enum dtype)b->dtype), &count, &first) < 0)
 				goto fail;
 			if (count) {
@@ -988,21 +992,18 @@ static int check_shape(struct child *c, const struct worker_job *job,
 		for (k = 0; k < sh->nbufs; k++) {
 			if (!is_output(&sh->bufs[k]))
 				continue;
-			r = judge_output(c, sh, &sh->bufs[k], v.p[k], e->ref[k].p, "", sr);
+			r = judge_output(c, sh, &sh->bufs[k], v->p[k], e->ref[k].p, "", sr);
 			if (r)
 				goto done;
 		}
-		views_free(&v);
 	}
 	sr->outcome = VARIANT_OK;
 	return 0;
 verdict:
 	r = 1;
 done:
-	views_free(&v);
 	return r < 0 ? -1 : 0;
 fail:
-	views_free(&v);
 	return -1;
 }
 
@@ -1204,7 +1205,7 @@ static int time_shape(struct child *c, const struct worker_job *job,
                       const struct worker_shape_job *sh, struct worker_shape_result *sr)
 {
 	int launches = job->launches > 0 ? job->launches : 1;
-	int repeats = job->repeats > 0 ? job->repeats : 1, i, r;
+	int repeats = job->repeats > 0 ? job->repeats : 1, i, r, attempt;
 	int min_repeats =
 	    job->min_repeats > 0 && job->min_repeats < repeats ? job->min_repeats : repeats;
 	struct timing_sets ts;
@@ -1240,21 +1241,39 @@ static int time_shape(struct child *c, const struct worker_job *job,
 	    cuda.StreamSynchronize(c->stream) != CUDA_SUCCESS)
 		goto fail_sync;
 	sr->samples_us = xmalloc((size_t)repeats * sizeof(double));
-	for (i = 0; i < repeats; i++) {
-		if (!job->l2_hot && c->flush.bytes &&
-		    cuda.MemsetD32Async(c->flush.p, (unsigned)i, c->flush.bytes / 4, c->stream) !=
-		        CUDA_SUCCESS)
-			goto fail_sync;
-		if (cuda.EventRecord(c->ev[0], c->stream) != CUDA_SUCCESS ||
-		    cuda.GraphLaunch(c->exec, c->stream) != CUDA_SUCCESS ||
-		    cuda.EventRecord(c->ev[1], c->stream) != CUDA_SUCCESS ||
-		    cuda.EventSynchronize(c->ev[1]) != CUDA_SUCCESS ||
-		    cuda.EventElapsedTime(&ms, c->ev[0], c->ev[1]) != CUDA_SUCCESS)
-			goto fail_sync;
-		sr->samples_us[i] = (double)ms * 1000.0 / launches;
-		sr->nsamples = (size_t)i + 1;
-		if (i + 1 >= min_repeats && settled(sr->samples_us, sr->nsamples, job->rel_ci))
+	for (attempt = 0; attempt < 2; attempt++) {
+		struct nvml_state before, after;
+		int watched = c->nvml && nvml_read(c->nvml, &before) == 0;
+
+		sr->nsamples = 0;
+		for (i = 0; i < repeats; i++) {
+			if (!job->l2_hot && c->flush.bytes &&
+			    cuda.MemsetD32Async(c->flush.p, (unsigned)i, c->flush.bytes / 4,
+			                        c->stream) != CUDA_SUCCESS)
+				goto fail_sync;
+			if (cuda.EventRecord(c->ev[0], c->stream) != CUDA_SUCCESS ||
+			    cuda.GraphLaunch(c->exec, c->stream) != CUDA_SUCCESS ||
+			    cuda.EventRecord(c->ev[1], c->stream) != CUDA_SUCCESS ||
+			    cuda.EventSynchronize(c->ev[1]) != CUDA_SUCCESS ||
+			    cuda.EventElapsedTime(&ms, c->ev[0], c->ev[1]) != CUDA_SUCCESS)
+				goto fail_sync;
+			sr->samples_us[i] = (double)ms * 1000.0 / launches;
+			sr->nsamples = (size_t)i + 1;
+			if (i + 1 >= min_repeats &&
+			    settled(sr->samples_us, sr->nsamples, job->rel_ci))
+				break;
+		}
+		if (!watched || nvml_read(c->nvml, &after) < 0)
 			break;
+		sr->sm_mhz = (before.sm_mhz + after.sm_mhz) / 2.0;
+		sr->temp_c = after.temp_c;
+		sr->power_w = after.power_w;
+		sr->throttle = before.throttle | after.throttle;
+		if (!sr->throttle || attempt)
+			break;
+		/* slowed down while timed: the samples are not the kernel's, take them again */
+		sr->retaken = 1;
+		tick(c->fd, c->where, "shape '%s': throttled, timing again", sh->name);
 	}
 	c->blame = 0;
 	r = verify_timed(c, sh, e, &ts, sr);
@@ -1363,7 +1382,7 @@ static void child_job(struct child *c, const struct worker_job *job, struct work
 	if (job_validate(job) < 0 || support_load(c, job) < 0 || ref_load(c, job) < 0 ||
 	    candidate_load(c, job) < 0)
 		goto failed;
-	for (i = 0; i < job->nshapes; i++) {
+	for (i = 0; job->check && i < job->nshapes; i++) {
 		sr = &res->shapes[i];
 		res->nshapes = i + 1;
 		if (check_shape(c, job, &job->shapes[i], sr) < 0)
@@ -1379,6 +1398,8 @@ static void child_job(struct child *c, const struct worker_job *job, struct work
 		if (job->shapes[i].check_only)
 			continue;
 		sr = &res->shapes[i];
+		res->nshapes = res->nshapes > i + 1 ? res->nshapes : i + 1;
+		sr->outcome = VARIANT_OK;
 		if (time_shape(c, job, &job->shapes[i], sr) < 0)
 			goto failed;
 		timing_cleanup(c, 0);
@@ -1428,6 +1449,14 @@ static int child_open(struct child *c, char *name, size_t namelen, char *driver,
 	c->have_stream = 1;
 	for (c->nev = 0; c->nev < 2; c->nev++)
 		CU_CHECK(cuda.EventCreate(&c->ev[c->nev], CU_EVENT_DEFAULT));
+	{
+		char bus[32], why[200];
+
+		if (cuda.DeviceGetPCIBusId(bus, sizeof(bus), c->dev) == CUDA_SUCCESS)
+			c->nvml = nvml_open(bus, why, sizeof(why));
+		if (!c->nvml && getenv("TUNER_WORKER_VERBOSE"))
+			fprintf(stderr, "worker: %s\n", why);
+	}
 	CU_CHECK(cuda.MemGetInfo(&free_bytes, &total));
 	/* inputs and references of the shape suite stay resident up to a third of the free memory
 	 */
@@ -1442,6 +1471,7 @@ static void child_close(struct child *c, int broken)
 	job_cleanup(c, broken);
 	if (!broken && c->have_ctx) {
 		cache_clear(c);
+		views_free(&c->views);
 		dbuf_free(&c->stats);
 		dbuf_free(&c->flush);
 		dbuf_free(&c->arena);
@@ -1459,6 +1489,7 @@ static void child_close(struct child *c, int broken)
 	free(c->cache);
 	free(c->ref_path);
 	free(c->sup_path);
+	nvml_close(c->nvml);
 }
 
 static int child_main(int fd, int device)

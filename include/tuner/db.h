@@ -216,6 +216,9 @@ struct db_measurement {
 	double median_us, ci_lo_us, ci_hi_us, tflops;
 	const double *samples; /* µs per launch */
 	size_t nsamples;
+	double gbps;                    /* the problem's bytes over the median; NAN: none */
+	double sm_mhz, temp_c, power_w; /* while timed (NVML); NAN: not watched */
+	double throttle, retaken;       /* the throttle mask seen, 1 if retaken; NAN: not watched */
 };
 /*
  * Store m; run_id <= 0 stores no run. When the variant was already measured on
@@ -235,6 +238,13 @@ struct db_measured {
 	double *samples;
 	size_t nsamples;
 };
+/* The conditions a measurement was taken in (schema 3 and later; older: all NAN). */
+struct db_conditions {
+	double gbps, sm_mhz, temp_c, power_w, throttle, retaken; /* NAN for NULL */
+};
+/* 0 (out filled), or -1 after error(). */
+int db_measure_conditions(struct db *db, long long measurement_id, struct db_conditions *out);
+
 /* By variant id. 1 found, 0 not, -1 error(). */
 int db_measure_lookup(struct db *db, long long variant_id, const char *device,
                       const char *shape_dims, struct db_measured *out);

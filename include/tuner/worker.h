@@ -87,6 +87,7 @@ struct worker_job {
 	double timeout_s; /* watchdog: the longest any one phase may run; <= 0 for 60 s */
 	int sanitize; /* a TUNER_SANITIZE build: run once per shape, read tuner_san_log, no timing
 	               */
+	int check;    /* check every shape first (0: an earlier job checked them) */
 	int time_it;  /* 0: check only */
 };
 
@@ -100,6 +101,11 @@ struct worker_shape_result {
 	double rel_l2, max_abs; /* the worst over the seeds and outputs checked */
 	double *samples_us;     /* µs per call, one per sample, raw; NULL when not timed */
 	size_t nsamples;
+	/* while it was timed (NVML; 0 when not watched): SM clock, temperature, power, and
+	 * the throttle reasons seen; retaken: the samples were taken again after throttling */
+	double sm_mhz, temp_c, power_w;
+	unsigned long long throttle;
+	int retaken;
 };
 
 /*
