@@ -811,6 +811,52 @@ static long long parent_id(const struct member *const *pool, size_t npool, int i
 	return idx >= 0 && (size_t)idx < npool ? pool[idx]->id : 0;
 }
 
+/*
+ * compute-sanitizer on the final elite: the best of the run in order (the
+ * elite, then the runners-up of the breeding pool) until K pass; those that
+ * fail are rejected with what the tool found, and the elite stored once more
+ * (a generation of its own) is the verified one. 0, or -1 after error().
+ */
+static int verify_final(struct run_state *rs, struct pipeline *p, struct search *s, int gens)
+{
+	const struct member *pool[64];
+	size_t n = search_pool(s, pool, ARRAY_SIZE(pool)), i, kept = 0, rejected = 0;
+	long long ids[64];
+	double fit[64], t0 = now_seconds();
+
+	for (i = 0; i < n && kept < (size_t)rs->cfg.elite; i++) {
+		struct evaluation ev;
+		struct db_variant v;
+
+		memset(&ev, 0, sizeof(ev));
+		if (db_variant_get(rs->db, pool[i]->id, &v) < 0)
+			return -1;
+		snprintf(ev.hash, sizeof(ev.hash), "%s", v.hash);
+		db_variant_release(&v);
+		ev.va = pool[i]->va;
+		ev.variant_id = pool[i]->id;
+		ev.outcome = VARIANT_OK;
+		ev.ranked = ev.timed = 1;
+		if (pipeline_tools_gate(p, &ev) < 0)
+			return -1;
+		if (ev.outcome != VARIANT_OK) {
+			rejected++;
+			say(rs, "compute-sanitizer rejects %s: %s\n", ev.hash, ev.reason);
+			if (db_eval_record(rs->db, rs->run_id, ev.variant_id, gens - 1, ev.outcome,
+			                   ev.reason) < 0)
+				return -1;
+			continue;
+		}
+		ids[kept] = pool[i]->id;
+		fit[kept++] = pool[i]->fitness;
+	}
+	say(rs,
+	    "compute-sanitizer (memcheck, racecheck, synccheck) on the final elite: %zu "
+	    "checked, %zu rejected, %.1f s\n",
+	    kept + rejected, rejected, now_seconds() - t0);
+	return db_elite_store(rs->db, rs->run_id, gens, ids, fit, kept);
+}
+
 static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
                        struct stop_point *sp)
 {
@@ -909,6 +955,9 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
 			warning("the baseline has no timing (%s): nothing can be ranked",
 			        evs[0].outcome == VARIANT_OK ? "not measured" : evs[0].reason);
 	}
+	if (!rc && rs->cfg.tools == TOOLS_FINAL && rs->nworkers && *gens_done > 0 &&
+	    verify_final(rs, p, s, *gens_done) < 0)
+		rc = EX_SOFTWARE;
 	p->progress = NULL;
 	p->progress_ctx = NULL;
 	p->busy = NULL;

@@ -602,8 +602,10 @@ struct gpu_task {
 	int sanitized;
 	int sanitize_only; /* the dynamic alignment gate alone (an elite newcomer) */
 	int sanitize_passed;
-	double busy;       /* seconds in worker_eval */
-	double busy_time;  /* of which timing */
+	int tools_only;   /* compute-sanitizer's gate alone */
+	int tools_absent; /* there is no compute-sanitizer: the gate did not run */
+	double busy;      /* seconds in worker_eval */
+	double busy_time; /* of which timing */
 };
 
 static void task_release(struct gpu_task *t)
@@ -742,6 +744,69 @@ static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct wo
 	return r;
 }
 
+/* compute-sanitizer's tools, each a process of its own: what each finds, and the outcome it is. */
+static const struct {
+	const char *name;
+	enum outcome outcome;
+} gate_tools[] = {
+    {"memcheck", REJECT_RUNTIME_FAULT}, /* out of bounds, misaligned, leaks of errors */
+    {"racecheck", REJECT_RACE},         /* shared-memory hazards */
+    {"synccheck", REJECT_RACE},         /* barriers misused */
+};
+
+/*
+ * compute-sanitizer's memcheck, racecheck and synccheck on t's plain builds,
+ * each specialisation's cheapest suite shape checked once in a one-off worker
+ * on the GPU device: 0 clean (t->tools_absent when there is no
+ * compute-sanitizer), 1 rejected, -1 error (t->msg).
+ */
+static int task_tools(const struct pipeline *p, struct gpu_task *t, int device)
+{
+	char path[4096], report[400], why[400];
+	struct worker_job job;
+	size_t sp, k, s, i;
+	int r = 0;
+
+	if (worker_tool_path(path, sizeof(path)) < 0) {
+		t->tools_absent = 1;
+		return 0;
+	}
+	for (sp = 0; sp < p->nspecs && !r; sp++) {
+		job_init((struct pipeline *)p, &job);
+		job.time_it = 0;
+		job.check_seeds = 1;
+		job.timeout_s = p->cfg->timeout_s * 30 > 120 ? p->cfg->timeout_s * 30 : 120;
+		for (k = 0; k < p->cfg->nshapes && !job.nshapes; k++) {
+			s = p->race.order[k];
+			if (p->shape_spec[s] == sp &&
+			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
+				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
+				            "cannot launch: %s", why);
+				r = 1;
+			}
+		}
+		if (r || !job.nshapes || !t->cubins[sp]) {
+			worker_job_release(&job);
+			continue;
+		}
+		job.cubin_path = t->cubins[sp];
+		for (i = 0; i < ARRAY_SIZE(gate_tools) && !r; i++) {
+			double t0 = now_seconds();
+
+			r = worker_tool_check(device, path, gate_tools[i].name, &job, report,
+			                      sizeof(report), why, sizeof(why));
+			t->busy += now_seconds() - t0;
+			if (r < 0)
+				snprintf(t->msg, sizeof(t->msg), "%s", why);
+			else if (r > 0)
+				task_reject(t, gate_tools[i].outcome, GATE_SANITIZE,
+				            "shape '%s': %s", job.shapes[0].name, report);
+		}
+		worker_job_release(&job);
+	}
+	return r;
+}
+
 /* The lowest a timing of samples can honestly be: its fastest sample. */
 static double fastest(const double *v, size_t n)
 {
@@ -794,6 +859,8 @@ static int task_run(const struct pipeline *p, struct gpu_task *t, struct worker 
 
 	if (t->sanitize_only)
 		return task_sanitize(p, t, w) < 0 ? -1 : 0;
+	if (t->tools_only)
+		return task_tools(p, t, worker_ordinal(w)) < 0 ? -1 : 0;
 	if (p->cfg->sanitize == SANITIZE_EVERY && (r = task_sanitize(p, t, w)) != 0)
 		return r < 0 ? -1 : 0;
 	/* every missing shape checked, spec by spec, before any is timed */
@@ -1360,6 +1427,57 @@ static int stage_static(struct pipeline *p, int generation, const struct candida
 	return r;
 }
 
+static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev);
+
+/* A tools task's verdict, recorded: a gate row, and ev rejected when the tool found something. */
+static int tools_verdict(struct pipeline *p, struct evaluation *ev, const struct gpu_task *t)
+{
+	if (t->tools_absent) {
+		if (!p->tools_warned++)
+			warning("compute-sanitizer not found ($TUNER_COMPUTE_SANITIZER, the CUDA "
+			        "toolkit's bin, PATH): its gate does not run");
+		return db_gate_record(p->db, p->run_id, ev->variant_id, "tools", NULL, VARIANT_OK,
+		                      "not run: compute-sanitizer not found");
+	}
+	if (t->outcome != VARIANT_OK) {
+		set_reason(ev, t->outcome, t->gate, "%s", t->reason);
+		ev->timed = ev->ranked = 0;
+	}
+	return db_gate_record(p->db, p->run_id, ev->variant_id, "tools", NULL, ev->outcome,
+	                      ev->outcome == VARIANT_OK
+	                          ? "memcheck, racecheck and synccheck found nothing"
+	                          : ev->reason);
+}
+
+/* The gates an elite newcomer meets before it counts: alignment, then compute-sanitizer. */
+static int elite_gates(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev)
+{
+	struct gpu_task *t;
+	size_t sp;
+	int r = 0;
+
+	if (p->cfg->sanitize == SANITIZE_ELITE && elite_sanitize(p, g, i, ev) < 0)
+		return -1;
+	if (p->cfg->tools != TOOLS_ELITE || ev->outcome != VARIANT_OK)
+		return 0;
+	t = xcalloc(1, sizeof(*t));
+	t->cand = i;
+	t->va = ev->va;
+	t->tools_only = 1;
+	memcpy(t->hash, ev->hash, sizeof(t->hash));
+	for (sp = 0; sp < p->nspecs; sp++)
+		t->cubins[sp] = gen_cubin(p, i, sp, 0);
+	stage_queue(g, t);
+	stage_wait(g, t);
+	p->st.gpu_busy += t->busy;
+	if (t->error)
+		r = error("compute-sanitizer's gate on %s failed: %s", ev->hash, t->msg);
+	if (!r)
+		r = tools_verdict(p, ev, t);
+	free(t);
+	return r;
+}
+
 /*
  * The dynamic alignment gate for candidate i, about to enter the elite: its
  * sanitize builds (compiled ahead) run once per shape on a worker, through
@@ -1424,8 +1542,9 @@ static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation
 	maybe_baseline(p, ev);
 	rank(p, ev);
 	/* decided once: an elite newcomer meets the dynamic alignment gate before it counts */
-	if (p->nworkers && p->cfg->sanitize == SANITIZE_ELITE && ev->ranked && !ev->reused &&
-	    p->admits && p->admits(p->admits_ctx, ev) && elite_sanitize(p, g, i, ev) < 0)
+	if (p->nworkers && ev->ranked && !ev->reused &&
+	    (p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
+	    p->admits(p->admits_ctx, ev) && elite_gates(p, g, i, ev) < 0)
 		return -1;
 	return finish(p, generation, ev);
 }
@@ -1512,5 +1631,46 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 	p->st.wall_gpu += now_seconds() - t0;
 	free(tasks);
 	free(stage);
+	return r;
+}
+
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev)
+{
+	struct gpu_task *t;
+	size_t sp;
+	int r = 0;
+
+	if (!p->nworkers)
+		return 0;
+	t = xcalloc(1, sizeof(*t));
+	t->va = ev->va;
+	t->tools_only = 1;
+	memcpy(t->hash, ev->hash, sizeof(t->hash));
+	for (sp = 0; sp < p->nspecs && !r; sp++) {
+		struct compile_job one;
+
+		memset(&one, 0, sizeof(one));
+		template_build_key(ev->hash, &p->specs[sp], 0, one.key);
+		one.source = template_render(p->cfg, &ev->va, &p->specs[sp], 0);
+		one.name = p->cfg->fam.source_path;
+		one.entry = p->cfg->fam.launches[0].kernel;
+		one.options = p->options;
+		one.noptions = p->noptions;
+		compile_one(p, &one); /* the cache's, normally */
+		free(one.source);
+		if (one.result.outcome == VARIANT_OK)
+			t->cubins[sp] = xstrdup(one.result.cubin_path);
+		else
+			r = error("%s no longer compiles: %s", ev->hash, one.result.log);
+		build_release(&one.result);
+	}
+	if (!r && task_tools(p, t, worker_ordinal(p->workers[0])) < 0)
+		r = error("compute-sanitizer's gate on %s failed: %s", ev->hash, t->msg);
+	p->st.gpu_busy += t->busy;
+	if (!r)
+		r = tools_verdict(p, ev, t);
+	for (sp = 0; sp < p->nspecs; sp++)
+		free(t->cubins[sp]);
+	free(t);
 	return r;
 }

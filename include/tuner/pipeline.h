@@ -120,6 +120,7 @@ struct pipeline {
 	 */
 	int (*admits)(void *ctx, const struct evaluation *ev);
 	void *admits_ctx;
+	int tools_warned; /* compute-sanitizer's absence said */
 	/* called after each candidate's verdict; may be NULL */
 	void (*progress)(void *ctx, const struct evaluation *ev);
 	void *progress_ctx;
@@ -146,6 +147,15 @@ int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *dev
  * measured so far.
  */
 void pipeline_race_set(struct pipeline *p, double bar);
+
+/*
+ * compute-sanitizer's gate (memcheck, racecheck, synccheck) on an evaluated
+ * variant, outside a generation (the final elite): a gate row "tools", and ev
+ * rejected (outcome, reason; not ranked) when a tool found something. Without
+ * compute-sanitizer it says so once and records that the gate did not run.
+ * 0, or error().
+ */
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev);
 /*
  * Answer from another database instead: its measurements on device (what it
  * recorded as a run's device) and its compile, resource and sanitize verdicts.

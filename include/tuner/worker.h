@@ -137,6 +137,8 @@ int worker_start_on(struct worker **out, int device, char *why, size_t whylen);
 /* What the worker found when it started: "NVIDIA H100 80GB HBM3", driver API "13.0", ... */
 int worker_device(struct worker *w, char *name, size_t namelen, char *driver, size_t driverlen,
                   int *sm_count, long long *smem_optin);
+/* Its GPU's ordinal. */
+int worker_ordinal(const struct worker *w);
 /* Its compute capability times ten (90 for sm_90), 0 when unknown. */
 int worker_cc(const struct worker *w);
 
@@ -168,6 +170,19 @@ long worker_pid(const struct worker *w);
  * reports the file descriptors it inherited, anything else passes every shape.
  */
 int worker_main(int argc, char **argv);
+
+/* ------------------------------------------------------ compute-sanitizer */
+
+/* Where NVIDIA's compute-sanitizer is ($TUNER_COMPUTE_SANITIZER, the toolkit's bin, PATH). */
+int worker_tool_path(char *out, size_t len);
+/*
+ * Run job (a check) in a one-off worker on device under compute-sanitizer
+ * --tool tool (memcheck, racecheck, synccheck), the support kernels excluded.
+ * 0 clean, 1 with report naming the first problem the tool found (or the
+ * check's own failure under it), -1 with why when the tool could not run.
+ */
+int worker_tool_check(int device, const char *path, const char *tool, const struct worker_job *job,
+                      char *report, size_t len, char *why, size_t whylen);
 
 /* ------------------------------------------------------------- protocol */
 
