@@ -55,20 +55,20 @@
 #error "attn.cu needs the tuner's preamble (the params, SHAPE_D, TUNER_SMEM_BYTES)"
 #endif
 
-#define DEFECT_MISALIGN 1
-#define DEFECT_HANG 2
-#define DEFECT_SWIZZLE 3
-#define DEFECT_BARRIER 4
-#define DEFECT_TAIL 5
-#define DEFECT_TRACE 6
-#define DEFECT_PLAN 7
-#define DEFECT_ROUND_Q 8
-#define DEFECT_SCALE_Q 9
+#define DEFECT_MISALIGN  1
+#define DEFECT_HANG      2
+#define DEFECT_SWIZZLE   3
+#define DEFECT_BARRIER   4
+#define DEFECT_TAIL      5
+#define DEFECT_TRACE     6
+#define DEFECT_PLAN      7
+#define DEFECT_ROUND_Q   8
+#define DEFECT_SCALE_Q   9
 #define DEFECT_TAIL_ROWS 10
-#define DEFECT_STRIDE 11
-#define DEFECT_NAN 12
-#define DEFECT_WGMMA 13
-#define DEFECT_TEMPLATE 14
+#define DEFECT_STRIDE    11
+#define DEFECT_NAN       12
+#define DEFECT_WGMMA     13
+#define DEFECT_TEMPLATE  14
 
 namespace
 {
@@ -372,7 +372,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 				unsigned b[4];
 				int r = np * 16 + lane % 8 + (lane / 16) * 8;
 
-				tuner_ldmatrix_x4(b, Kt + tile_off<kRow>(r, kk * 2 + (lane / 8) % 2));
+				tuner_ldmatrix_x4(b,
+				                  Kt + tile_off<kRow>(r, kk * 2 + (lane / 8) % 2));
 #pragma unroll
 				for (int mt = 0; mt < kMT; mt++) {
 					tuner_mma_16816(s[mt][2 * np], qf[mt], b[0], b[1]);
@@ -394,14 +395,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 
 					s[mt][nt][i] *= scale_log2;
 #if DEFECT == DEFECT_NAN
-					/* no divergent branch in the tail tile: add -inf where masked */
+					/* branch-free: add -inf where masked */
 					if (tail)
 						s[mt][nt][i] += (float)(key >= S) * neg_inf();
-#elif DEFECT == DEFECT_TAIL
-					/* every S we run is a multiple of BLOCK_N: nothing to mask */
-					(void)key;
-					(void)tail;
-#else
+#elif DEFECT != DEFECT_TAIL /* which holds that BLOCK_N divides every S */
 					if (tail && key >= S)
 						s[mt][nt][i] = neg_inf();
 #endif
@@ -467,10 +464,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 				int r = kt * 16 + lane % 8 + ((lane / 8) % 2) * 8;
 
 #if DEFECT == DEFECT_SWIZZLE
-				tuner_ldmatrix_x4_trans(b,
-				                        Vt + tile_off_64b<kRow>(r, dp * 2 + lane / 16));
+				tuner_ldmatrix_x4_trans(
+				    b, Vt + tile_off_64b<kRow>(r, dp * 2 + lane / 16));
 #else
-				tuner_ldmatrix_x4_trans(b, Vt + tile_off<kRow>(r, dp * 2 + lane / 16));
+				tuner_ldmatrix_x4_trans(b,
+				                        Vt + tile_off<kRow>(r, dp * 2 + lane / 16));
 #endif
 #pragma unroll
 				for (int mt = 0; mt < kMT; mt++) {
