@@ -46,6 +46,9 @@ while IFS="$TAB" read -r class job defect outcomes needles needs; do
 		continue
 	fi
 	[ "$job" = compiler ] || fail "$class: a compile verdict outside the compiler job"
+	case $needles in
+	*"died of signal 11"*) needles=$NVRTC_CRASH ;; # what an AddressSanitizer build says
+	esac
 	n=0
 	grep ",DEFECT=$defect$TAB" "$TMP/compiler.rows" >"$TMP/plant.rows"
 	while IFS="$TAB" read -r params outcome reason; do
