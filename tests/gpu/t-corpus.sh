@@ -76,12 +76,18 @@ sweep() {
 	grep -v "${TAB}constraint$TAB" "$TMP/$1.all" >"$TMP/$1.rows"
 	query "$db" "SELECT nvrtc FROM runs ORDER BY id DESC LIMIT 1" >"$TMP/$1.nvrtc"
 	status=$(query "$db" "SELECT status FROM runs ORDER BY id DESC LIMIT 1")
-	[ "$status" = done ] && pass "$1: the run is done" ||
+	if [ "$status" = "done" ]; then
+		pass "$1: the run is done"
+	else
 		fail "$1: the run's status is '$status', not done"
+	fi
 	n=$(sed -n 's/^\([0-9][0-9]*\) candidates in .*/\1/p' "$TMP/$1.out")
 	got=$(wc -l <"$TMP/$1.all" | tr -d ' ')
-	[ -n "$n" ] && [ "$got" -eq "$n" ] && pass "$1: every candidate evaluated ($n)" ||
+	if [ -n "$n" ] && [ "$got" -eq "$n" ]; then
+		pass "$1: every candidate evaluated ($n)"
+	else
 		fail "$1: ${n:-no} candidates in the summary, $got evals rows"
+	fi
 
 	clean=0
 	ok=0
