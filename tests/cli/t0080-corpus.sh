@@ -8,7 +8,6 @@
 
 CORPUS=tests/gpu/corpus
 TAB=$(printf '\t')
-nvrtc=
 
 for job in "$CORPUS"/jobs/*.yaml; do
 	run_tuner --config "$job" check --no-compile
@@ -34,20 +33,20 @@ while IFS="$TAB" read -r class job defect outcomes needles needs; do
 	case $class in
 	'#'* | '') continue ;;
 	esac
-	run_tuner --config "$CORPUS/jobs/$job.yaml" check --no-compile --set "DEFECT=$defect"
+	run_tuner --config "$CORPUS/jobs/$job.yaml" check --no-compile --set "DEFECT=$defect" </dev/null
 	expect_rc 0 "$class (DEFECT=$defect): the static gates pass"
 	if [ "$needs" ] && [ "nvrtc=$nvrtc" != "$needs" ]; then
 		echo "skipped: $class (DEFECT=$defect) needs ${needs#nvrtc=}, this NVRTC is $nvrtc"
 		continue
 	fi
 	if [ "$outcomes" != compile ]; then
-		run_tuner --config "$CORPUS/jobs/$job.yaml" check --set "DEFECT=$defect"
+		run_tuner --config "$CORPUS/jobs/$job.yaml" check --set "DEFECT=$defect" </dev/null
 		expect_rc 0 "$class (DEFECT=$defect): compiles"
 		continue
 	fi
 	[ "$job" = compiler ] || fail "$class: a compile verdict outside the compiler job"
 	case $needles in
-	*"died of signal 11"*) needles=$NVRTC_CRASH ;; # what an AddressSanitizer build says
+	*"died of signal 11"*) needles=$NVRTC_CRASH ;; # as this build names the crash (lib.sh)
 	esac
 	n=0
 	grep ",DEFECT=$defect$TAB" "$TMP/compiler.rows" >"$TMP/plant.rows"

@@ -49,6 +49,7 @@ done
 sweep() {
 	db="$TMP/$1.db"
 	rc=0
+	t0=$(date +%s)
 	if command -v timeout >/dev/null 2>&1; then
 		timeout 900 "$TUNER" --db "$db" --config "$CORPUS/jobs/$1.yaml" sweep \
 			>"$TMP/$1.out" 2>"$TMP/$1.err" || rc=$?
@@ -56,7 +57,7 @@ sweep() {
 		"$TUNER" --db "$db" --config "$CORPUS/jobs/$1.yaml" sweep >"$TMP/$1.out" \
 			2>"$TMP/$1.err" || rc=$?
 	fi
-	echo "        $TUNER --config $CORPUS/jobs/$1.yaml sweep: exit $rc"
+	echo "        $TUNER --config $CORPUS/jobs/$1.yaml sweep: exit $rc, $(($(date +%s) - t0)) s"
 	sed 's/^/        | /' "$TMP/$1.out"
 	if [ "$rc" -ne 0 ]; then
 		fail "$1: sweep exited with status $rc; stderr: $(tail -c 1500 "$TMP/$1.err")"
