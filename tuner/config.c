@@ -2284,7 +2284,7 @@ static int config_parse(struct ysrc *s, struct config *cfg)
 	if (v[CK_SEED] && load_seed(s, v[CK_SEED], cfg) < 0)
 		return -1;
 	if (v[CK_TOOLS]) {
-		static const char *const tools_names[] = {"never", "elite", "final"};
+		static const char *const tools_names[] = {"never", "elite", "final", "every"};
 
 		if (get_enum(s, v[CK_TOOLS], "compute_sanitizer", tools_names,
 		             ARRAY_SIZE(tools_names), &e) < 0)

@@ -1452,13 +1452,14 @@ static int tools_verdict(struct pipeline *p, struct evaluation *ev, const struct
 /* The gates an elite newcomer meets before it counts: alignment, then compute-sanitizer. */
 static int elite_gates(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev)
 {
+	int newcomer = p->admits && p->admits(p->admits_ctx, ev), r = 0;
 	struct gpu_task *t;
 	size_t sp;
-	int r = 0;
 
-	if (p->cfg->sanitize == SANITIZE_ELITE && elite_sanitize(p, g, i, ev) < 0)
+	if (p->cfg->sanitize == SANITIZE_ELITE && newcomer && elite_sanitize(p, g, i, ev) < 0)
 		return -1;
-	if (p->cfg->tools != TOOLS_ELITE || ev->outcome != VARIANT_OK)
+	if (ev->outcome != VARIANT_OK ||
+	    !(p->cfg->tools == TOOLS_EVERY || (p->cfg->tools == TOOLS_ELITE && newcomer)))
 		return 0;
 	t = xcalloc(1, sizeof(*t));
 	t->cand = i;
@@ -1543,8 +1544,10 @@ static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation
 	rank(p, ev);
 	/* decided once: an elite newcomer meets the dynamic alignment gate before it counts */
 	if (p->nworkers && ev->ranked && !ev->reused &&
-	    (p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
-	    p->admits(p->admits_ctx, ev) && elite_gates(p, g, i, ev) < 0)
+	    (p->cfg->tools == TOOLS_EVERY ||
+	     ((p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
+	      p->admits(p->admits_ctx, ev))) &&
+	    elite_gates(p, g, i, ev) < 0)
 		return -1;
 	return finish(p, generation, ev);
 }

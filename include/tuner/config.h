@@ -76,8 +76,9 @@ struct shape {
 
 enum l2_policy { L2_COLD = 0, L2_HOT };
 enum sanitize_when { SANITIZE_NEVER = 0, SANITIZE_ELITE, SANITIZE_EVERY };
-/* compute-sanitizer's gate: never, on each elite newcomer, or on the final elite */
-enum tools_when { TOOLS_NEVER = 0, TOOLS_ELITE, TOOLS_FINAL };
+/* compute-sanitizer's gate: never, on each elite newcomer, on the final elite, or on every
+ * correct variant */
+enum tools_when { TOOLS_NEVER = 0, TOOLS_ELITE, TOOLS_FINAL, TOOLS_EVERY };
 
 struct config {
 	char *path;
