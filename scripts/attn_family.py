@@ -99,7 +99,8 @@ class Family:
 
 def _compile(job):
     ok, cubin, log = fc.nvrtc_compile(job["src"], job["key"] + ".cu", job["arch"],
-                                      [os.path.join(ROOT, "kernels", "include")],
+                                      [os.path.join(ROOT, "kernels", "include"),
+                                       os.path.join(fc.CUDA_HOME, "include")],
                                       ["-lineinfo"] + job["options"])
     out = {"key": job["key"], "ok": ok, "log": log if not ok else ""}
     if ok:

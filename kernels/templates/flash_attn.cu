@@ -1,12 +1,12 @@
 /*
  * FlashAttention-2-level forward pass on mma.sync: fp16 (or bf16 with FLASH_BF16) in and
  * out, fp32 accumulation, optionally causal, with the keys optionally split over several
- * blocks (split-KV) and merged exactly by a second launch; [B, H, S, D] contiguous.
+ * blocks (split-KV) and merged exactly by log-sum-exp; [B, H, S, D] contiguous.
  *
- * Preamble: BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, Q_REGS, SPLITS, SHAPE_D (64 or
- * 128), SHAPE_causal (0 or 1), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally
- * TUNER_SANITIZE (checked instructions, see tuner_device.cuh) and FLASH_BF16 (the
- * sidecar's options: bf16 tensors and bf16 mma).
+ * Preamble: BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, Q_REGS, SPLITS, COMBINE, SHAPE_D
+ * (64 or 128), SHAPE_causal (0 or 1), TUNER_SMEM_BYTES (the sidecar's smem_bytes),
+ * optionally TUNER_SANITIZE (checked instructions, see tuner_device.cuh) and FLASH_BF16
+ * (the sidecar's options: bf16 tensors and bf16 mma).
  *
  * flash_attn: grid (ceil_div(S, BLOCK_M) * SPLITS, H, B), NUM_WARPS * 32 threads. Block x
  * is query block x / SPLITS (heaviest first when causal: the last query block has the most
@@ -16,8 +16,13 @@
  * (16 or 32: whole m16n8k16 row tiles) with its running max and sum and its O accumulators in
  * registers; with Q_REGS the warp's Q fragments stay in registers for the whole key loop
  * (D / 4 registers per row tile), otherwise they are re-read by ldmatrix at each k step.
- * SPLITS == 1 writes O directly; SPLITS > 1 writes the normalised partial O (f32) and its
- * log-sum-exp (log2 units) to Opart and Lse, and flash_attn_combine merges the splits.
+ * The splits' partial results (O normalised, f32, and the log-sum-exp in log2 units) merge:
+ *   SPLITS == 1   no split: O is written directly, one launch;
+ *   COMBINE == 0  through global scratch (Opart, Lse): flash_attn_combine, a second launch;
+ *   COMBINE == 1  the SPLITS blocks of a query block are one thread-block cluster
+ *                 (__cluster_dims__, sm_90): each stages its partial in its own shared
+ *                 memory and merges BLOCK_M / SPLITS rows of all of them through
+ *                 distributed shared memory; one launch, no scratch.
  *
  * The key loop (scores stay raw; the scale is folded into each exponent as one FFMA before
  * ex2, with scale * log2(e)); only the tiles that can hold a masked key (past S, or past the
@@ -42,8 +47,8 @@
 #include "tuner_device.cuh"
 
 #if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(NUM_WARPS) || !defined(STAGES) ||           \
-    !defined(SWIZZLE) || !defined(Q_REGS) || !defined(SPLITS) || !defined(SHAPE_D) ||              \
-    !defined(SHAPE_causal) || !defined(TUNER_SMEM_BYTES)
+    !defined(SWIZZLE) || !defined(Q_REGS) || !defined(SPLITS) || !defined(COMBINE) ||              \
+    !defined(SHAPE_D) || !defined(SHAPE_causal) || !defined(TUNER_SMEM_BYTES)
 #error                                                                                             \
     "flash_attn.cu needs the tuner's preamble (the params, SHAPE_D, SHAPE_causal, TUNER_SMEM_BYTES)"
 #endif
@@ -74,10 +79,18 @@ enum : int {
 	kVOff = kKOff + STAGES * BLOCK_N * kRow,
 	/* A row can see no key in a split only when the split ends before the diagonal. */
 	kRowsCanBeEmpty = kCausal && SPLITS > 1,
+	/* COMBINE=1: the splits of a query block are one cluster and merge in shared memory. */
+	kCluster = COMBINE && SPLITS > 1,
+	kOStride = kD + 8,               /* f32 row stride of the staged partial O: 32-byte shift */
+	kClusterRows = BLOCK_M / SPLITS, /* rows each block of a cluster merges */
 	/* flash_attn_combine: one thread per 8 elements of a row, 128 threads a block. */
 	kCombineThreads = 128,
 };
-enum : long long { kSmemBytes = (long long)(kVOff + STAGES * BLOCK_N * kRow) * 2 };
+enum : long long {
+	kTileBytes = (long long)(kVOff + STAGES * BLOCK_N * kRow) * 2,
+	kStageBytes = kCluster ? (long long)BLOCK_M * (kOStride + 1) * 4 : 0, /* O and LSE, f32 */
+	kSmemBytes = kTileBytes > kStageBytes ? kTileBytes : kStageBytes,
+};
 
 static_assert(BLOCK_M % (16 * NUM_WARPS) == 0, "each warp needs whole m16 row tiles");
 static_assert(BLOCK_N % 16 == 0, "BLOCK_N must be a multiple of the mma k (16)");
@@ -85,6 +98,11 @@ static_assert(kD % 16 == 0, "the head dim must be a multiple of 16");
 static_assert(!SWIZZLE || kChunks % 8 == 0, "the XOR swizzle permutes groups of 8 chunks");
 static_assert(STAGES >= 1, "STAGES must be at least 1");
 static_assert(SPLITS >= 1, "SPLITS must be at least 1");
+static_assert(!kCluster || (SPLITS <= 8 && BLOCK_M % SPLITS == 0),
+              "a cluster is at most 8 blocks (portable), each merging whole rows");
+#if COMBINE && SPLITS > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "COMBINE=1 needs thread-block clusters (sm_90 and up)"
+#endif
 static_assert(kCausal == 0 || kCausal == 1, "causal is 0 or 1");
 static_assert(sizeof(elem_t) == 2, "tiles are made of 2-byte elements");
 static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
@@ -125,6 +143,42 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi)
 	return *reinterpret_cast<unsigned *>(&h);
 }
 
+/* The shared::cluster address of the same offset as p in the shared memory of block `rank`. */
+__device__ __forceinline__ unsigned cluster_addr(const void *p, int rank)
+{
+	unsigned a;
+
+	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(a) : "r"(tuner_smem_addr(p)), "r"(rank));
+	return a;
+}
+
+__device__ __forceinline__ float cluster_ld(unsigned a)
+{
+	float v;
+
+	asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+	return v;
+}
+
+__device__ __forceinline__ float4 cluster_ld4(unsigned a)
+{
+	float4 v;
+
+	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+	             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+	             : "r"(a)
+	             : "memory");
+	return v;
+}
+
+/* Every thread of the cluster arrives; shared-memory writes before are visible after. */
+__device__ __forceinline__ void cluster_sync(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;\n"
+	             "barrier.cluster.wait.acquire.aligned;\n" ::
+	                 : "memory");
+}
+
 /* Offset in elements of chunk c of row r of a tile. */
 __device__ __forceinline__ int tile_off(int r, int c)
 {
@@ -159,7 +213,13 @@ __device__ __forceinline__ void load_tile(elem_t *tile, const elem_t *head, int 
 
 } /* namespace */
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1)
+#if COMBINE && SPLITS > 1
+#define FLASH_CLUSTER __cluster_dims__(SPLITS, 1, 1)
+#else
+#define FLASH_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
     flash_attn(const elem_t *__restrict__ Q, const elem_t *__restrict__ K,
                const elem_t *__restrict__ V, elem_t *__restrict__ O, float *__restrict__ Opart,
                float *__restrict__ Lse, int B, int H, int S, float softmax_scale)
@@ -195,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 	const int t_mask = kCausal ? min(S / BLOCK_N, (m0 + 1) / BLOCK_N) : S / BLOCK_N;
 	const size_t R = (size_t)B * H * S; /* rows of all heads: the partials' split stride */
 
-	if (t_begin >= t_end) {
+	if (!kCluster && t_begin >= t_end) {
 		/* A split with no keys (short or causal rows): it only says so, to the combine. */
 		if (SPLITS > 1)
 			for (int r = threadIdx.x; r < BLOCK_M; r += kThreads)
@@ -220,37 +280,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
 			for (int i = 0; i < 4; i++)
 				o[mt][dt][i] = 0.0f;
-	}
-
-	/* Prologue: Q in its own group, then the first K (STAGES == 1) or K/V tiles (ring). */
-	load_tile<BLOCK_M>(Qs, Qh, m0, S);
-	tuner_cp_async_commit();
-	if constexpr (STAGES == 1) {
-		load_tile<BLOCK_N>(Ks, Kh, t_begin * BLOCK_N, S);
-		tuner_cp_async_commit();
-	} else {
-#pragma unroll
-		for (int i = 0; i < STAGES - 1; i++) {
-			if (t_begin + i < t_end) {
-				load_tile<BLOCK_N>(Ks + i * BLOCK_N * kRow, Kh,
-				                   (t_begin + i) * BLOCK_N, S);
-				load_tile<BLOCK_N>(Vs + i * BLOCK_N * kRow, Vh,
-				                   (t_begin + i) * BLOCK_N, S);
-			}
-			tuner_cp_async_commit();
-		}
-	}
-	if constexpr (Q_REGS) {
-		/* Q has landed when at most the groups issued after it are pending. */
-		tuner_cp_async_wait<STAGES == 1 ? 1 : STAGES - 1>();
-		__syncthreads();
-#pragma unroll
-		for (int mt = 0; mt < kMT; mt++)
-#pragma unroll
-			for (int kk = 0; kk < kD / 16; kk++)
-				tuner_ldmatrix_x4(
-				    qreg[mt][kk],
-				    Qs + tile_off(wrow0 + mt * 16 + lane % 16, kk * 2 + lane / 16));
 	}
 
 	/* One key tile: t its index, j how many tiles this block has done (the ring's clock). */
@@ -421,10 +450,43 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 		}
 	};
 
-	for (int t = t_begin; t < t_end; t++)
-		step(t, t - t_begin);
+	if (t_begin < t_end) {
+		/* Prologue: Q in its own group, then the first K (STAGES == 1) or K/V tiles (ring).
+		 */
+		load_tile<BLOCK_M>(Qs, Qh, m0, S);
+		tuner_cp_async_commit();
+		if constexpr (STAGES == 1) {
+			load_tile<BLOCK_N>(Ks, Kh, t_begin * BLOCK_N, S);
+			tuner_cp_async_commit();
+		} else {
+#pragma unroll
+			for (int i = 0; i < STAGES - 1; i++) {
+				if (t_begin + i < t_end) {
+					load_tile<BLOCK_N>(Ks + i * BLOCK_N * kRow, Kh,
+					                   (t_begin + i) * BLOCK_N, S);
+					load_tile<BLOCK_N>(Vs + i * BLOCK_N * kRow, Vh,
+					                   (t_begin + i) * BLOCK_N, S);
+				}
+				tuner_cp_async_commit();
+			}
+		}
+		if constexpr (Q_REGS) {
+			/* Q has landed when at most the groups issued after it are pending. */
+			tuner_cp_async_wait<STAGES == 1 ? 1 : STAGES - 1>();
+			__syncthreads();
+#pragma unroll
+			for (int mt = 0; mt < kMT; mt++)
+#pragma unroll
+				for (int kk = 0; kk < kD / 16; kk++)
+					tuner_ldmatrix_x4(qreg[mt][kk],
+					                  Qs + tile_off(wrow0 + mt * 16 + lane % 16,
+					                                kk * 2 + lane / 16));
+		}
+		for (int t = t_begin; t < t_end; t++)
+			step(t, t - t_begin);
+	}
 
-		/* The rows' sums: each thread held its quad's share. */
+	/* The rows' sums: each thread held its quad's share. */
 #pragma unroll
 	for (int mt = 0; mt < kMT; mt++)
 #pragma unroll
@@ -435,6 +497,82 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 			l += __shfl_xor_sync(0xffffffffu, l, 2);
 			row_sum[mt][r] = l;
 		}
+
+	if constexpr (kCluster) {
+		/*
+		 * Stage the split's normalised partial O (f32) and its log-sum-exp in this block's
+		 * shared memory, over the tiles (every warp must be done with them), then each
+		 * block of the cluster merges BLOCK_M / SPLITS rows from all SPLITS blocks' stages
+		 * and writes them; the last cluster barrier keeps every stage alive until then.
+		 */
+		float *Ost = reinterpret_cast<float *>(smem_raw);
+		float *Lst = Ost + BLOCK_M * kOStride;
+
+		__syncthreads();
+#pragma unroll
+		for (int mt = 0; mt < kMT; mt++)
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				const int row = wrow0 + mt * 16 + lane / 4 + r * 8;
+				const float l = row_sum[mt][r];
+				const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+				float *dst = Ost + row * kOStride + (lane % 4) * 2;
+#pragma unroll
+				for (int dt = 0; dt < kD / 8; dt++)
+					tuner_st(reinterpret_cast<float2 *>(dst + dt * 8),
+					         make_float2(o[mt][dt][2 * r] * inv,
+					                     o[mt][dt][2 * r + 1] * inv));
+				if (lane % 4 == 0)
+					Lst[row] =
+					    l > 0.0f ? row_max[mt][r] + __log2f(l) : neg_inf();
+			}
+		cluster_sync();
+		for (int it = threadIdx.x; it < kClusterRows * kChunks; it += kThreads) {
+			const int row = split * kClusterRows + it / kChunks, c = it % kChunks;
+
+			if (m0 + row >= S)
+				continue;
+			float lse[SPLITS], mx = neg_inf();
+#pragma unroll
+			for (int s = 0; s < SPLITS; s++) {
+				lse[s] = cluster_ld(cluster_addr(Lst + row, s));
+				mx = fmaxf(mx, lse[s]);
+			}
+			float acc[8], sum = 0.0f;
+#pragma unroll
+			for (int e = 0; e < 8; e++)
+				acc[e] = 0.0f;
+#pragma unroll
+			for (int s = 0; s < SPLITS; s++) {
+				if (lse[s] == neg_inf())
+					continue;
+				const float w = fast_exp2(lse[s] - mx);
+				const unsigned a = cluster_addr(Ost + row * kOStride + c * 8, s);
+				const float4 x = cluster_ld4(a), y = cluster_ld4(a + 16);
+
+				sum += w;
+				acc[0] += w * x.x;
+				acc[1] += w * x.y;
+				acc[2] += w * x.z;
+				acc[3] += w * x.w;
+				acc[4] += w * y.x;
+				acc[5] += w * y.y;
+				acc[6] += w * y.z;
+				acc[7] += w * y.w;
+			}
+			const float inv = 1.0f / sum;
+			uint4 v;
+			v.x = pack2(acc[0] * inv, acc[1] * inv);
+			v.y = pack2(acc[2] * inv, acc[3] * inv);
+			v.z = pack2(acc[4] * inv, acc[5] * inv);
+			v.w = pack2(acc[6] * inv, acc[7] * inv);
+			tuner_st(
+			    reinterpret_cast<uint4 *>(O + head + (size_t)(m0 + row) * kD + c * 8),
+			    v);
+		}
+		cluster_sync();
+		return;
+	}
 
 	if constexpr (SPLITS > 1) {
 		/*
@@ -517,7 +655,7 @@ extern "C" __global__ void __launch_bounds__(kCombineThreads)
 	const size_t row = i / kChunks;
 	const int c = (int)(i % kChunks);
 
-	if (SPLITS == 1 || row >= R)
+	if (SPLITS == 1 || kCluster || row >= R)
 		return;
 
 	float lse[SPLITS];
