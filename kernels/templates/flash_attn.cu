@@ -295,8 +295,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 			Kt = Ks;
 			Vt = Vs;
 		} else {
-			/* Tile t has landed; every warp is done with tile t - 1, whose slot is
-			 * refilled. */
+			/* Tile t has landed; every warp is done with tile t - 1's slot. */
 			tuner_cp_async_wait<STAGES - 2>();
 			__syncthreads();
 			const int tn = t + STAGES - 1;
@@ -423,8 +422,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 		}
 
 		if constexpr (STAGES == 1) {
-			/* V(t) has landed; every warp is done with K(t), which K(t + 1) replaces.
-			 */
+			/* V(t) has landed; every warp is done with K(t): load K(t + 1). */
 			tuner_cp_async_wait<0>();
 			__syncthreads();
 			if (t + 1 < t_end)
@@ -451,8 +449,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 	};
 
 	if (t_begin < t_end) {
-		/* Prologue: Q in its own group, then the first K (STAGES == 1) or K/V tiles (ring).
-		 */
+		/* Prologue: Q in its own group, then the first K or the ring's K/V tiles. */
 		load_tile<BLOCK_M>(Qs, Qh, m0, S);
 		tuner_cp_async_commit();
 		if constexpr (STAGES == 1) {
