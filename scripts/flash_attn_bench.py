@@ -361,7 +361,7 @@ def timing(fam, bench, args, shapes, specs, results):
     for r in table:
         if r.get("best_cfg"):
             dims = r["dims"].strip("()")
-            log("  ncu --kernel-name regex:^flash_attn$ --launch-skip 3 --launch-count 1 "
+            log("  ncu --kernel-name 'regex:^flash_attn$' --launch-skip 3 --launch-count 1 "
                 "--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats "
                 "--section SchedulerStats --metrics "
                 "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,"
