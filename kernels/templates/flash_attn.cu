@@ -638,10 +638,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 }
 
 /*
- * Merge the splits (SPLITS > 1): O = sum_s w_s Opart_s / sum_s w_s with w_s = 2^(Lse_s - max),
- * exact whatever the order the splits finished in. Grid ceil_div(B * H * S * D, 1024), 128
- * threads: a thread makes 8 elements of one row. With SPLITS == 1 nothing is launched (the
- * sidecar's `when`), or, launched anyway, nothing is done.
+ * Merge the splits (SPLITS > 1, COMBINE == 0): O = sum_s w_s Opart_s / sum_s w_s with
+ * w_s = 2^(Lse_s - max), exact whatever the order the splits finished in. Grid
+ * ceil_div(B * H * S * D, 1024), 128 threads: a thread makes 8 elements of one row. Otherwise
+ * nothing is launched (the sidecar's `when`), or, launched anyway, nothing is done.
  */
 extern "C" __global__ void __launch_bounds__(kCombineThreads)
     flash_attn_combine(const float *__restrict__ Opart, const float *__restrict__ Lse,
