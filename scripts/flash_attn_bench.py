@@ -364,9 +364,7 @@ def timing(fam, bench, args, shapes, specs, results):
             log("  ncu --kernel-name 'regex:^flash_attn$' --launch-skip 3 --launch-count 1 "
                 "--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats "
                 "--section SchedulerStats --metrics "
-                "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,"
-                "smsp__average_warp_latency_issue_stalled_barrier,"
-                "smsp__average_warp_latency_issue_stalled_long_scoreboard "
+                "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active "
                 "python3 scripts/flash_attn_bench.py --config %s --profile %s --shape %s" % (
                     os.path.relpath(bench.args.config, af.ROOT), r["best_cfg"], dims))
     return table
