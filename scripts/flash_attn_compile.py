@@ -29,51 +29,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attn_family as af  # noqa: E402  (the sidecar: space, gates, preamble)
 import flash_check as fc  # noqa: E402  (the expression evaluator and the opt-in smem table)
-
-import yaml  # noqa: E402  (python3-yaml, a Debian package)
 
 NVCC = os.path.join(fc.CUDA_HOME, "bin", "nvcc")
 SPEC_VALUES = {"D": [64, 128], "causal": [0, 1]}
 # A shape to evaluate the gates on; only specialised dims and params enter them.
 GATE_SHAPE = {"B": 1, "H": 1, "S": 4096}
-
-
-def load(path):
-    with open(path) as f:
-        side = yaml.safe_load(f)
-    side["_dir"] = os.path.dirname(os.path.abspath(path))
-    return side
-
-
-def entries(side):
-    if "launches" in side:
-        return [l["kernel"] for l in side["launches"]]
-    return [side["kernel"]]
-
-
-def gates(side, env, smem_limit, skip):
-    """(smem, None) when env passes every gate, else (smem or None, why)."""
-    for i, c in enumerate(side.get("constraints") or []):
-        if i not in skip and not fc.eval_expr(c, env):
-            return None, "constraint %d" % i
-    smem = fc.eval_expr(side["smem_bytes"], env)
-    if smem > smem_limit:
-        return smem, "smem"
-    for buf in side.get("layout") or []:
-        for what in ("offset", "stride"):
-            if fc.eval_expr(buf[what], env) % int(buf["align"]):
-                return smem, "align"
-    return smem, None
-
-
-def preamble(cfg, spec, smem, sanitize):
-    lines = ["#define %s %d" % kv for kv in cfg.items()]
-    lines += ["#define SHAPE_%s %d" % kv for kv in spec.items()]
-    lines.append("#define TUNER_SMEM_BYTES %d" % smem)
-    if sanitize:
-        lines.append("#define TUNER_SANITIZE 1")
-    return "\n".join(lines) + "\n"
 
 
 def ptxas_report(log):
@@ -103,13 +65,11 @@ def sass_counts(cubin):
 
 
 def compile_one(job):
-    side_dir, source, options, arch, cfg, spec, smem, sanitize, sass = job
+    text, options, arch, sass = job
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "v.cu")
-        with open(os.path.join(side_dir, source)) as f:
-            body = f.read()
         with open(src, "w") as f:
-            f.write(preamble(cfg, spec, smem, sanitize) + '#line 1 "%s"\n' % source + body)
+            f.write(text)
         cubin = os.path.join(tmp, "v.cubin")
         cmd = [NVCC, "-cubin", "-arch=" + arch, "-std=c++17", "-Xptxas=-v", "-lineinfo",
                "-I" + os.path.join(fc.ROOT, "kernels", "include"), src, "-o", cubin] + options
@@ -140,22 +100,22 @@ def main():
     ap.add_argument("--json")
     args = ap.parse_args()
 
-    side = load(args.sidecar)
+    fam = af.Family(args.sidecar)
     only, fixed = parse_kv(args.only), parse_kv(args.dims)
-    names = list(side["params"])
-    domains = [[only[n]] if n in only else side["params"][n] for n in names]
-    spec_names = side.get("specialize") or []
+    names = list(fam.params)
+    domains = [[only[n]] if n in only else fam.params[n] for n in names]
+    spec_names = fam.spec_dims
     specs = [dict(zip(spec_names, vals)) for vals in itertools.product(
         *[[fixed[d]] if d in fixed else SPEC_VALUES[d] for d in spec_names])]
     smem_limit = fc.SMEM_OPTIN[args.arch.rstrip("a")]
-    options = list(side.get("options") or [])
 
     points, rejected = [], {}
     for spec in specs:
         for vals in itertools.product(*domains):
             cfg = dict(zip(names, vals))
             env = dict(GATE_SHAPE, **spec, **cfg)
-            smem, why = gates(side, env, smem_limit, set(args.no_constraint))
+            smem, why = fam.gates({}, env, smem_limit, set(args.no_constraint))
+            why = why and why.split(":")[0]
             key = ",".join("%s=%d" % kv for kv in spec.items())
             if why:
                 rejected.setdefault(key, {}).setdefault(why, 0)
@@ -164,9 +124,9 @@ def main():
             for san in ([False, True] if args.sanitize else [False]):
                 points.append((cfg, spec, smem, san))
 
-    jobs = [(side["_dir"], side["source"], options, args.arch, cfg, spec, smem, san, args.sass)
+    jobs = [(fam.render(cfg, spec, smem, san), fam.options, args.arch, args.sass)
             for cfg, spec, smem, san in points]
-    print("%s: %d builds to compile on %s (%d jobs)" % (side["name"], len(jobs), args.arch, args.j),
+    print("%s: %d builds to compile on %s (%d jobs)" % (fam.name, len(jobs), args.arch, args.j),
           flush=True)
     results, bad = [], 0
     with concurrent.futures.ProcessPoolExecutor(args.j) as ex:
@@ -188,7 +148,7 @@ def main():
         key = ",".join("%s=%d" % kv for kv in spec.items())
         rows = [r for r in results if r["spec"] == spec and not r["sanitize"]]
         clean = [r for r in rows if r["ok"] and not any(v[1] or v[2] for v in r["ptxas"].values())]
-        regs = [r["ptxas"][entries(side)[0]][0] for r in clean if entries(side)[0] in r["ptxas"]]
+        regs = [r["ptxas"][fam.entries[0]][0] for r in clean if fam.entries[0] in r["ptxas"]]
         print("| %s | %d | %d | %d | %s | %s |" % (
             key, len(rows), len(clean), len(rows) - len(clean),
             "%d-%d" % (min(regs), max(regs)) if regs else "-",
