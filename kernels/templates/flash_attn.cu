@@ -37,6 +37,8 @@
  *   Q tile  BLOCK_M rows                 at 0 (reused to stage O for 16-byte stores)
  *   K ring  STAGES x BLOCK_N rows        after Q
  *   V ring  STAGES x BLOCK_N rows        after K
+ * and, with COMBINE=1, after the key loop, over all of them from 0: the f32 stage of the
+ * partial O (BLOCK_M rows of SHAPE_D + 8 floats), then BLOCK_M log-sum-exps.
  * Rows are made of 16-byte chunks; with SWIZZLE=1 chunk c of row r is stored at chunk
  * c ^ (r % 8), so that the eight row addresses of an ldmatrix hit distinct banks; with
  * SWIZZLE=0 the 8-element pad does the same.
