@@ -12,7 +12,7 @@ reject is reported by the gate that rejected it. --no-constraint N drops constra
 
   python3 scripts/flash_attn_compile.py kernels/templates/flash_attn.yaml [-j 2] [--arch sm_90]
       [--only BLOCK_M=64,SPLITS=4] [--dims D=64,causal=1] [--no-constraint 1] [--sanitize]
-      [--sass] [--json out.json]
+      [--sample N [--seed S]] [--sass] [--json out.json]
 
 Exit status 1 when an admitted point fails to compile, spills, or breaks a static_assert.
 """
@@ -22,6 +22,7 @@ import concurrent.futures
 import itertools
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -96,6 +97,8 @@ def main():
     ap.add_argument("--dims", default="", help="fix some specialised dims: D=64,causal=0")
     ap.add_argument("--no-constraint", type=int, action="append", default=[])
     ap.add_argument("--sanitize", action="store_true")
+    ap.add_argument("--sample", type=int, help="only this many admitted builds, drawn at random")
+    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sass", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -124,6 +127,9 @@ def main():
             for san in ([False, True] if args.sanitize else [False]):
                 points.append((cfg, spec, smem, san))
 
+    if args.sample is not None and args.sample < len(points):
+        random.Random(args.seed).shuffle(points)
+        points = points[:args.sample]
     jobs = [(fam.render(cfg, spec, smem, san), fam.options, args.arch, args.sass)
             for cfg, spec, smem, san in points]
     print("%s: %d builds to compile on %s (%d jobs)" % (fam.name, len(jobs), args.arch, args.j),
