@@ -1,5 +1,5 @@
 -- The whole current schema of the tuner database; a fresh database is created from this file.
--- schema-version: 3
+-- schema-version: 4
 --
 -- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the
 -- statements that take a database from the previous version to it), apply the same change here,
@@ -125,6 +125,12 @@ CREATE TABLE measurements (
 	samples TEXT NOT NULL,            -- JSON array of microseconds per launch
 	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
 	run_id INTEGER REFERENCES runs (id), -- the run that measured it, NULL if none
+	sm_mhz REAL,                      -- while timed (NVML), NULL when not watched
+	temp_c REAL,
+	power_w REAL,
+	throttle INTEGER,                 -- NVML's throttle reasons seen (a mask), 0 for none
+	retaken INTEGER,                  -- 1: timed again after throttling
+	gbps REAL,                        -- the problem's bytes over the median, NULL without bytes
 	UNIQUE (variant_id, device, shape_dims)
 );
 CREATE INDEX measurements_run ON measurements (run_id);
@@ -190,19 +196,18 @@ CREATE TABLE jobs (
 );
 CREATE INDEX jobs_status ON jobs (status, priority, id);
 
--- One candidate of a job's generation (kind 'eval'), or the dynamic alignment gate of one about
--- to enter the elite (kind 'sanitize'), claimed by one GPU of one server. Every server proposes
--- the same candidates, in the same order (seq); a claim whose server died is taken again.
+-- One candidate of a job's generation, claimed by one GPU of one server; the generation after the
+-- last holds the one claim of the final elite's compute-sanitizer gate. Every server proposes the
+-- same candidates, in the same order (seq); a claim whose server died is taken again.
 CREATE TABLE claims (
 	run_id INTEGER NOT NULL REFERENCES runs (id),
 	generation INTEGER NOT NULL,
-	kind TEXT NOT NULL CONSTRAINT claims_kind CHECK (kind IN ('eval', 'sanitize')),
 	seq INTEGER NOT NULL,             -- the candidate's place in its generation
 	variant_hash TEXT NOT NULL,
 	server_id INTEGER REFERENCES servers (id), -- NULL: nobody holds it
 	gpu INTEGER,                      -- the GPU ordinal that took it on that server
 	claimed_at TEXT,
 	done INTEGER NOT NULL DEFAULT 0 CONSTRAINT claims_done CHECK (done IN (0, 1)),
-	PRIMARY KEY (run_id, generation, kind, seq)
+	PRIMARY KEY (run_id, generation, seq)
 );
 CREATE INDEX claims_server ON claims (server_id);

@@ -2,13 +2,16 @@
 """Put a tuner run's kernels next to PyTorch SDPA, timed the same way in one process.
 
 For each shape of the run's suite: the baseline configuration, the fastest configuration
-on that shape, and the run's best by fitness (geometric-mean speedup), loaded from the
-tuner's cubin cache, against SDPA's flash and cuDNN backends. Every kernel is timed
-with BENCH.md's method: CUDA-graph replays of 20 calls, median of 30 samples, divided
-by 20, warm L2, same inputs (fp16, [B, H, S, D], non-causal). Each of our kernels is
-checked against SDPA's math backend before it is timed.
+on that shape (the per-shape winner), and the run's best by fitness (geometric-mean
+speedup), loaded from the tuner's cubin cache, against SDPA's flash and cuDNN backends.
+Every kernel is timed with BENCH.md's method: CUDA-graph replays of 20 calls, median of
+30 samples, divided by 20, warm L2, same inputs ([B, H, S, D], the problem's dtype, causal
+when the shape's `causal` dim says so). Each of our kernels is checked against SDPA's math
+backend before it is timed. Any attention family whose problem has dims B H S D (and
+optionally causal) works: its launches, scratch buffers and args come from its sidecar
+(scripts/attn_family.py), e.g. flash_fwd and flash_attn.
 
-  python3 scripts/bench_sdpa.py --db sweep.db --cache tuner-cache [--json out.json]
+  python3 scripts/bench_sdpa.py --db sweep.db --cache tuner-cache [--sidecar S] [--json out.json]
       [--library library.json]
 
 Needs torch and cupy (the GPU machine has both). Prints a Markdown table.
@@ -23,16 +26,16 @@ imports: a JSON array of {"shape", "library", "median_us", "dims", "device",
 
 import argparse
 import json
-import math
 import os
 import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import flash_check as fc  # noqa: E402  (the sidecar reader and the graph timer)
+import attn_family as af  # noqa: E402  (the sidecar's launches on torch buffers)
+import flash_check as fc  # noqa: E402  (the graph timer)
 
 
-def pick(db):
+def pick(db, fam):
     """The run, its shapes, and for each shape the variants to time."""
     run = db.execute("SELECT id, device, shapes, config_path FROM runs WHERE gpu = 1"
                      " ORDER BY id DESC LIMIT 1").fetchone()
@@ -47,7 +50,7 @@ def pick(db):
                       (run_id,)).fetchone()
     picks = []
     for sh in shapes:
-        dims = ",".join("%s=%d" % (k, sh[k]) for k in "BHSD")
+        dims = ",".join("%s=%d" % (k, sh[k]) for k in fam.dims)
         fastest = db.execute("SELECT variant_id, median_us FROM measurements WHERE device = ?"
                              " AND shape_dims = ? AND outcome = 'ok' AND median_us IS NOT NULL"
                              " ORDER BY median_us LIMIT 1", (device, dims)).fetchone()
@@ -62,9 +65,9 @@ def params(db, vid):
     return {k: int(v) for k, v in (kv.split("=") for kv in s.split(","))}
 
 
-def cubin(db, cache, vid, d):
+def cubin(db, cache, vid, spec):
     row = db.execute("SELECT key FROM builds WHERE variant_id = ? AND spec = ? AND sanitize = 0"
-                     " AND outcome = 'ok'", (vid, "D=%d" % d)).fetchone()
+                     " AND outcome = 'ok'", (vid, spec)).fetchone()
     if not row:
         return None
     path = os.path.join(cache, row[0] + ".cubin")
@@ -80,7 +83,7 @@ def library_entries(doc):
     """The library timings of a --json document, in tuner report's import format."""
     out = []
     for r in doc["rows"]:
-        dims = ",".join("%s=%d" % kv for kv in zip("BHSD", r["dims"]))
+        dims = ",".join("%s=%d" % kv for kv in zip(doc.get("dim_names", "BHSD"), r["dims"]))
         for key, name in BACKENDS:
             if r.get(key):  # a backend that does not support the shape has none
                 out.append({"shape": r["shape"], "library": name, "median_us": r[key],
@@ -113,33 +116,31 @@ def main():
     if not args.db or not args.cache:
         ap.error("--db and --cache are required (or --from-json)")
 
-    import cupy as cp
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     db = sqlite3.connect(args.db)
-    side = fc.load_sidecar(args.sidecar)
-    run_id, device, picks = pick(db)
-    timer = fc.Gpu(side)
+    fam = af.Family(args.sidecar)
+    run_id, device, picks = pick(db, fam)
+    timer = fc.Gpu(fam.side)
+    tol = fam.problem["buffers"]["O"].get("compare", {}).get("rel_l2", 1e-2)
     gpu = torch.cuda.get_device_name(0)
     rows = []
     for sh, chosen in picks:
-        shape = (sh["B"], sh["H"], sh["S"], sh["D"])
-        g = torch.Generator(device="cuda").manual_seed(1)
-        q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float16)
-                   for _ in range(3))
-        scale = 1.0 / math.sqrt(shape[3])
-        with sdpa_kernel(SDPBackend.MATH):
-            ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
-                                                                   scale=scale)
-        flops = 4.0 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
-        row = {"shape": sh["name"], "dims": shape}
+        shape = {d: sh[d] for d in fam.dims}
+        causal = bool(shape.get("causal", 0))
+        spec = ",".join("%s=%d" % (d, shape[d]) for d in fam.spec_dims)
+        bufs = af.alloc(fam, shape, {"SPLITS": 8}, 1)  # scratch for any split count
+        q, k, v = (af.shape_tensor(shape, bufs[n]) for n in ("Q", "K", "V"))
+        ref = af.sdpa_reference(q, k, v, causal)
+        flops = af.flops(fam, shape)
+        row = {"shape": sh["name"], "dims": [shape[d] for d in fam.dims]}
 
         for backend, key in ((SDPBackend.FLASH_ATTENTION, "sdpa_flash"),
                              (SDPBackend.CUDNN_ATTENTION, "sdpa_cudnn")):
             def launch(cs, backend=backend):
                 with sdpa_kernel(backend):
-                    torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
+                    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
             try:
                 row[key] = timer.time_graph(launch)
             except Exception as e:  # a backend that does not support the shape
@@ -150,36 +151,28 @@ def main():
             if vid is None:
                 continue
             cfg = params(db, vid)
-            path = cubin(db, args.cache, vid, shape[3])
+            path = cubin(db, args.cache, vid, spec)
             if not path:
                 row[role] = None
                 row[role + "_why"] = "no cubin in the cache"
                 continue
-            mod = cp.RawModule(path=path)
-            fn = mod.get_function(side["kernel"])
-            env = dict(cfg)
-            env.update(zip("BHSD", shape))
-            smem = fc.eval_expr(side["smem_bytes"], env)
-            grid, block = fc.launch_dims(side, cfg, shape)
-            fn.max_dynamic_shared_size_bytes = smem
-            o = torch.full(shape, float("nan"), device="cuda", dtype=torch.float16)
-            kargs = (cp.from_dlpack(q), cp.from_dlpack(k), cp.from_dlpack(v), cp.from_dlpack(o),
-                     cp.int32(shape[0]), cp.int32(shape[1]), cp.int32(shape[2]),
-                     cp.float32(scale))
-
-            def launch(cs, fn=fn, grid=grid, block=block, smem=smem, kargs=kargs):
-                with cs:
-                    fn(grid, block, kargs, shared_mem=smem)
-            launch(cp.cuda.get_current_stream())
+            plan = af.Variant(fam, path, cfg).bind(shape, bufs)
+            af.poison(fam, bufs)
+            af.launch(plan)
             torch.cuda.synchronize()
-            err = (o.float() - ref)
-            rel = float(err.norm() / ref.norm())
-            ok = bool(torch.isfinite(o).all()) and rel < 1e-2
+            o = af.shape_tensor(shape, bufs["O"]).float()
+            rel = float((o - ref).norm() / ref.norm())
+            ok = bool(torch.isfinite(o).all()) and rel <= tol
+
+            def launch(cs, plan=plan):
+                af.launch(plan, cs)
             row[role] = timer.time_graph(launch) if ok else None
             row[role + "_params"] = ",".join("%s=%d" % kv for kv in cfg.items())
             row[role + "_rel_l2"] = rel
         row["tflops_fastest"] = flops / (row["fastest"] * 1e-6) / 1e12 if row.get("fastest") else None
         rows.append(row)
+        del bufs, q, k, v, ref
+        torch.cuda.empty_cache()
 
     def f(x):
         return "%.2f" % x if x else "-"
@@ -187,14 +180,14 @@ def main():
     print("GPU: %s; run %d of %s; BENCH.md method (graph of 20 calls, median of 30, warm)" %
           (gpu, run_id, args.db))
     print()
-    print("| shape (B,H,S,D) | baseline µs | fastest µs | TFLOP/s | best-fitness µs | SDPA flash µs"
-          " | SDPA cuDNN µs | fastest vs flash | fastest vs cuDNN |")
+    print("| shape (%s) | baseline µs | fastest µs | TFLOP/s | best-fitness µs | SDPA flash µs"
+          " | SDPA cuDNN µs | fastest vs flash | fastest vs cuDNN |" % ",".join(fam.dims))
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         vs_f = r["sdpa_flash"] / r["fastest"] if r.get("fastest") and r.get("sdpa_flash") else None
         vs_c = r["sdpa_cudnn"] / r["fastest"] if r.get("fastest") and r.get("sdpa_cudnn") else None
-        print("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["shape"], "(%d,%d,%d,%d)" % tuple(r["dims"]), f(r.get("baseline")),
+        print("| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["shape"], ",".join(str(x) for x in r["dims"]), f(r.get("baseline")),
             f(r.get("fastest")), f(r.get("tflops_fastest")), f(r.get("best")),
             f(r.get("sdpa_flash")), f(r.get("sdpa_cudnn")),
             "%.2fx" % vs_f if vs_f else "-", "%.2fx" % vs_c if vs_c else "-"))
@@ -202,7 +195,7 @@ def main():
     for r in rows:
         print("- %s: fastest %s; best-fitness %s" % (r["shape"], r.get("fastest_params", "-"),
                                                      r.get("best_params", "-")))
-    doc = {"gpu": gpu, "run": run_id, "rows": rows}
+    doc = {"gpu": gpu, "run": run_id, "rows": rows, "dim_names": list(fam.dims)}
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(doc, fh, indent=1)

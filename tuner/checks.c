@@ -8,7 +8,7 @@
 static const char *const gate_names[GATE_COUNT] = {
     [GATE_CONSTRAINT] = "constraint", [GATE_SMEM] = "smem",           [GATE_ALIGN] = "align",
     [GATE_COMPILE] = "compile",       [GATE_RESOURCES] = "resources", [GATE_SANITIZE] = "sanitize",
-    [GATE_CORRECT] = "correct",
+    [GATE_CORRECT] = "correct",       [GATE_RACE] = "race",
 };
 
 const char *gate_name(enum gate g)

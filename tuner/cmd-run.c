@@ -87,6 +87,8 @@ const struct cmd cmd_sweep_entry = {
 /* ------------------------------------------------------------- signals */
 
 static volatile sig_atomic_t stop_requested, stop_signal, hard_signals;
+/* the run's budget (--time, --evals) is spent: it stops as a signal would, resumable */
+static const char *budget_spent;
 
 static void on_signal(int sig)
 {
@@ -136,6 +138,9 @@ static const char *signal_name(int sig)
 
 struct run_opts {
 	int generations, population, jobs, no_gpu;
+	double time_s;    /* --time: the wall-clock budget, 0: none */
+	long long evals;  /* --evals: the evaluations budget, 0: none */
+	const char *gpus; /* --gpus: "0", "0,1", "all"; NULL: GPU 0 */
 	unsigned long long seed;
 	int seed_given;
 	const char *strategy;
@@ -143,6 +148,32 @@ struct run_opts {
 	int resume_given;
 	const char *replay; /* another database */
 };
+
+/* "90", "90s", "10m", "1.5h": seconds, more than 0 and at most a week. */
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno)
+		goto bad;
+	if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		goto bad;
+	if (!(v > 0) || v > 7 * 86400)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return error("--time needs a duration above 0 and at most a week (90, 90s, 10m, 2h), "
+	             "got '%s'",
+	             s);
+}
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
@@ -155,6 +186,9 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	    {"no-gpu", no_argument, NULL, 'n'},
 	    {"resume", optional_argument, NULL, 'r'},
 	    {"replay", required_argument, NULL, 'R'},
+	    {"time", required_argument, NULL, 'T'},
+	    {"evals", required_argument, NULL, 'E'},
+	    {"gpus", required_argument, NULL, 'G'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -202,6 +236,17 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'R':
 			o->replay = optarg;
+			break;
+		case 'T':
+			if (parse_duration(optarg, &o->time_s) < 0)
+				return -1;
+			break;
+		case 'E':
+			if (cmd_parse_range("--evals", optarg, 1, 1000000000LL, &o->evals) < 0)
+				return -1;
+			break;
+		case 'G':
+			o->gpus = optarg;
 			break;
 		case 'h':
 			return 1;
@@ -265,6 +310,9 @@ static void heartbeat(struct liveness *lv, int force)
 struct progress {
 	int tty, verbosity;
 	double start;
+	double time_s; /* the budgets */
+	long long evals;
+	double last_busy; /* when the TTY line last moved */
 	int generation, generations;
 	size_t done, queued;
 	double best;
@@ -298,6 +346,14 @@ static void progress_tick(void *ctx, const struct evaluation *ev)
 	pr->done++;
 	if (st->evaluated == test_signal_after)
 		raise(test_signal);
+	if (!stop_requested && pr->evals && st->evaluated >= pr->evals) {
+		budget_spent = "--evals";
+		stop_requested = 1;
+	}
+	if (!stop_requested && pr->time_s && now_seconds() - pr->start >= pr->time_s) {
+		budget_spent = "--time";
+		stop_requested = 1;
+	}
 	if (ev->ranked && ev->m.fitness > pr->best)
 		pr->best = ev->m.fitness;
 	heartbeat(pr->lv, 0);
@@ -332,6 +388,26 @@ static void progress_tick(void *ctx, const struct evaluation *ev)
 	fprintf(stderr, "; eta %.0f s", eta);
 	fflush(stderr);
 	sb_release(&sb);
+}
+
+/* While the pool compiles or the GPU measures: the TTY line moves, and the time budget is kept. */
+static void progress_busy(void *ctx, const char *what)
+{
+	struct progress *pr = ctx;
+	double now = now_seconds();
+
+	if (!stop_requested && pr->time_s && now - pr->start >= pr->time_s) {
+		budget_spent = "--time";
+		stop_requested = 1;
+	}
+	if (!pr->tty || pr->verbosity < 0 || now - pr->last_busy < 0.25)
+		return;
+	pr->last_busy = now;
+	fprintf(stderr, "\r\033[Kgeneration %d/%d: %zu of %zu done, %s; %.0f s", pr->generation + 1,
+	        pr->generations, pr->done, pr->queued, what, now - pr->start);
+	if (pr->best > 0)
+		fprintf(stderr, "; best x%.3f", pr->best);
+	fflush(stderr);
 }
 
 /* After each generation: one plain line (the TTY line is cleared first). */
@@ -422,7 +498,9 @@ struct run_state {
 	const struct globals *g;
 	struct config cfg;
 	struct db *db, *replay;
-	struct worker *worker;
+	struct worker *worker; /* the first of workers[] */
+	struct worker *workers[PIPELINE_MAX_WORKERS];
+	size_t nworkers;
 	long long run_id;
 	char device[128], driver[64], nvrtc[32];
 	char *strategy;
@@ -543,7 +621,7 @@ static int create_run(struct run_state *rs, int argc, char **argv)
 	ri.seed = rs->seed;
 	ri.generations = rs->generations;
 	ri.population = rs->population;
-	ri.gpu = rs->worker || rs->replay;
+	ri.gpu = rs->nworkers || rs->replay;
 	ri.replay_of = rs->replay_path;
 	rc = db_run_create(rs->db, &ri, &rs->run_id);
 	free(cmd);
@@ -552,6 +630,64 @@ static int create_run(struct run_state *rs, int argc, char **argv)
 	say(rs, "run %lld: %s on %s (%s), %zu shapes, strategy %s, seed %llu\n", rs->run_id,
 	    rs->cfg.fam.name, rs->cfg.arch.name, rs->device, rs->cfg.nshapes, rs->strategy,
 	    rs->seed);
+	return 0;
+}
+
+/*
+ * The GPU workers --gpus asks for ("0,2", "all"; GPU 0 without it), all of one
+ * model: measurements from two kinds of GPU are not one landscape. 0, or -1
+ * with why.
+ */
+static int start_workers(struct run_state *rs, char *why, size_t whylen)
+{
+	int ids[PIPELINE_MAX_WORKERS], n = 0, all = rs->o.gpus && !strcmp(rs->o.gpus, "all");
+	const char *s = rs->o.gpus;
+	char name[128], driver[64];
+	int i;
+
+	if (!s || all) {
+		ids[n++] = 0;
+	} else {
+		while (*s) {
+			char *end;
+			long v = strtol(s, &end, 10);
+
+			if (end == s || v < 0 || v > 1024 || (*end && *end != ',') ||
+			    n == PIPELINE_MAX_WORKERS) {
+				snprintf(why, whylen, "a list of GPU ordinals such as 0,1 or all");
+				return -1;
+			}
+			ids[n++] = (int)v;
+			s = *end ? end + 1 : end;
+		}
+	}
+	for (i = 0; i < n || (all && i < PIPELINE_MAX_WORKERS); i++) {
+		struct worker *w;
+
+		if (i >= n)
+			ids[n++] = i;
+		if (worker_start_on(&w, ids[i], why, whylen) < 0) {
+			if (all && i > 0)
+				break; /* every GPU there is */
+			while (rs->nworkers)
+				worker_stop(rs->workers[--rs->nworkers]);
+			return -1;
+		}
+		rs->workers[rs->nworkers++] = w;
+		worker_device(w, name, sizeof(name), driver, sizeof(driver), NULL, NULL);
+		if (rs->nworkers == 1) {
+			snprintf(rs->device, sizeof(rs->device), "%s", name);
+			snprintf(rs->driver, sizeof(rs->driver), "%s", driver);
+		} else if (strcmp(name, rs->device)) {
+			snprintf(why, whylen,
+			         "GPU %d is a %s, GPU %d a %s: one job runs on one model", ids[0],
+			         rs->device, ids[i], name);
+			while (rs->nworkers)
+				worker_stop(rs->workers[--rs->nworkers]);
+			return -1;
+		}
+	}
+	rs->worker = rs->workers[0];
 	return 0;
 }
 
@@ -576,13 +712,14 @@ static int open_device(struct run_state *rs)
 		say(rs, "--no-gpu: gating and compiling only; nothing will be timed\n");
 		return 0;
 	}
-	if (worker_start(&rs->worker, why, sizeof(why)) < 0) {
-		rs->worker = NULL;
+	if (start_workers(rs, why, sizeof(why)) < 0) {
+		if (rs->o.gpus) {
+			error("--gpus %s: %s", rs->o.gpus, why);
+			return EX_UNAVAILABLE;
+		}
 		say(rs, "no GPU (%s): gating and compiling only; nothing will be timed\n", why);
 		return 0;
 	}
-	worker_device(rs->worker, rs->device, sizeof(rs->device), rs->driver, sizeof(rs->driver),
-	              NULL, NULL);
 	return 0;
 }
 
@@ -601,14 +738,10 @@ static int store_elite(struct run_state *rs, struct search *s, int gen)
 	return db_elite_store(rs->db, rs->run_id, gen, ids, fit, n);
 }
 
-/* The dynamic alignment gate for a candidate about to enter the elite (sanitize: elite). */
-static int sanitize_if_admitted(struct run_state *rs, struct pipeline *p, struct search *s, int gen,
-                                struct evaluation *ev)
+/* Whether a ranked newcomer would enter the elite: the pipeline's question to the search. */
+static int admits(void *ctx, const struct evaluation *ev)
 {
-	if (!rs->worker || rs->cfg.sanitize != SANITIZE_ELITE || !ev->ranked || ev->reused ||
-	    !search_admits(s, &ev->va, &ev->m))
-		return 0;
-	return pipeline_sanitize(p, gen, ev);
+	return search_admits(ctx, &ev->va, &ev->m);
 }
 
 /* Where a run stopped: generations complete, and how far the one it was in got. */
@@ -652,8 +785,14 @@ static void summary(const struct run_state *rs, const struct pipeline *p, int ge
 		       "included)\n",
 		       st->sanitized, st->wall_sanitize, st->wall_sanitize / (double)st->sanitized);
 	if (st->measured)
-		printf("GPU: %lld variants checked and timed in %.1f s (%.2f s each)\n",
-		       st->measured, st->wall_gpu, st->wall_gpu / (double)st->measured);
+		printf("GPU: %lld variants checked and timed, %.2f s of GPU work each; the GPU%s "
+		       "busy %.0f%% of the run's %.1f s\n",
+		       st->measured, st->gpu_busy / (double)st->measured,
+		       p->nworkers > 1 ? "s were" : " was",
+		       secs > 0
+		           ? 100.0 * st->gpu_busy / (secs * (double)(p->nworkers ? p->nworkers : 1))
+		           : 0.0,
+		       secs);
 	sb_release(&sb);
 	if (!rs->worker && !rs->replay)
 		printf("nothing was timed: %lld variants passed every gate but ran on no GPU\n",
@@ -670,6 +809,52 @@ static void summary(const struct run_state *rs, const struct pipeline *p, int ge
 static long long parent_id(const struct member *const *pool, size_t npool, int idx)
 {
 	return idx >= 0 && (size_t)idx < npool ? pool[idx]->id : 0;
+}
+
+/*
+ * compute-sanitizer on the final elite: the best of the run in order (the
+ * elite, then the runners-up of the breeding pool) until K pass; those that
+ * fail are rejected with what the tool found, and the elite stored once more
+ * (a generation of its own) is the verified one. 0, or -1 after error().
+ */
+static int verify_final(struct run_state *rs, struct pipeline *p, struct search *s, int gens)
+{
+	const struct member *pool[64];
+	size_t n = search_pool(s, pool, ARRAY_SIZE(pool)), i, kept = 0, rejected = 0;
+	long long ids[64];
+	double fit[64], t0 = now_seconds();
+
+	for (i = 0; i < n && kept < (size_t)rs->cfg.elite; i++) {
+		struct evaluation ev;
+		struct db_variant v;
+
+		memset(&ev, 0, sizeof(ev));
+		if (db_variant_get(rs->db, pool[i]->id, &v) < 0)
+			return -1;
+		snprintf(ev.hash, sizeof(ev.hash), "%s", v.hash);
+		db_variant_release(&v);
+		ev.va = pool[i]->va;
+		ev.variant_id = pool[i]->id;
+		ev.outcome = VARIANT_OK;
+		ev.ranked = ev.timed = 1;
+		if (pipeline_tools_gate(p, &ev) < 0)
+			return -1;
+		if (ev.outcome != VARIANT_OK) {
+			rejected++;
+			say(rs, "compute-sanitizer rejects %s: %s\n", ev.hash, ev.reason);
+			if (db_eval_record(rs->db, rs->run_id, ev.variant_id, gens - 1, ev.outcome,
+			                   ev.reason) < 0)
+				return -1;
+			continue;
+		}
+		ids[kept] = pool[i]->id;
+		fit[kept++] = pool[i]->fitness;
+	}
+	say(rs,
+	    "compute-sanitizer (memcheck, racecheck, synccheck) on the final elite: %zu "
+	    "checked, %zu rejected, %.1f s\n",
+	    kept + rejected, rejected, now_seconds() - t0);
+	return db_elite_store(rs->db, rs->run_id, gens, ids, fit, kept);
 }
 
 static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
@@ -694,8 +879,14 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
 	pr.p = p;
 	pr.cfg = &rs->cfg;
 	pr.lv = &rs->lv;
+	pr.time_s = rs->o.time_s;
+	pr.evals = rs->o.evals;
 	p->progress = progress_tick;
 	p->progress_ctx = &pr; /* cppcheck-suppress autoVariables ; cleared before return */
+	p->busy = progress_busy;
+	p->busy_ctx = &pr; /* cppcheck-suppress autoVariables ; cleared before return */
+	p->admits = admits;
+	p->admits_ctx = s;
 	*gens_done = 0;
 	for (gen = 0; gen < rs->generations && !rc; gen++) {
 		const struct member *pool[64];
@@ -713,6 +904,7 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
 		pr.generation = gen;
 		pr.done = 0;
 		pr.queued = n;
+		pipeline_race_set(p, search_race_bar(s));
 		if (pipeline_evaluate(p, gen, cands, n, evs, &done, &stop_requested) < 0) {
 			rc = EX_SOFTWARE;
 			break;
@@ -724,10 +916,6 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
 			                         evolve_origin_name(cands[i].origin),
 			                         parent_id(pool, npool, cands[i].parent_a),
 			                         parent_id(pool, npool, cands[i].parent_b)) < 0) {
-				rc = EX_SOFTWARE;
-				break;
-			}
-			if (sanitize_if_admitted(rs, p, s, gen, ev) < 0) {
 				rc = EX_SOFTWARE;
 				break;
 			}
@@ -747,10 +935,17 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
 			sp->candidates = n;
 			if (pr.tty && rs->g->verbosity >= 0)
 				fprintf(stderr, "\r\033[K");
-			say(rs,
-			    "stopped by %s in generation %d: %lld of its %zu candidates have their "
-			    "verdict\n",
-			    signal_name(stop_signal), gen + 1, sp->verdicts, n);
+			if (budget_spent)
+				say(rs,
+				    "the budget of %s is spent in generation %d: %lld of its %zu "
+				    "candidates have their verdict\n",
+				    budget_spent, gen + 1, sp->verdicts, n);
+			else
+				say(rs,
+				    "stopped by %s in generation %d: %lld of its %zu candidates "
+				    "have "
+				    "their verdict\n",
+				    signal_name(stop_signal), gen + 1, sp->verdicts, n);
 			rc = -1;
 			break;
 		}
@@ -760,8 +955,15 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
 			warning("the baseline has no timing (%s): nothing can be ranked",
 			        evs[0].outcome == VARIANT_OK ? "not measured" : evs[0].reason);
 	}
+	if (!rc && rs->cfg.tools == TOOLS_FINAL && rs->nworkers && *gens_done > 0 &&
+	    verify_final(rs, p, s, *gens_done) < 0)
+		rc = EX_SOFTWARE;
 	p->progress = NULL;
 	p->progress_ctx = NULL;
+	p->busy = NULL;
+	p->busy_ctx = NULL;
+	p->admits = NULL;
+	p->admits_ctx = NULL;
 	search_free(s);
 	free(cands);
 	free(evs);
@@ -920,7 +1122,8 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 	}
 	if (rs.replay)
 		pipeline_attach_replay(&p, rs.replay, rs.replay_path, rs.device);
-	else if (rs.worker && pipeline_attach_worker(&p, rs.worker, rs.device) < 0) {
+	else if (rs.nworkers &&
+	         pipeline_attach_workers(&p, rs.workers, rs.nworkers, rs.device) < 0) {
 		rc = EX_SOFTWARE;
 		goto out;
 	}
@@ -954,7 +1157,7 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 		        rs.run_id, g->db_given ? " --db " : "", g->db_given ? g->db_path : "",
 		        g->config_given ? " --config " : "", g->config_given ? g->config_path : "",
 		        force_strategy ? "sweep" : "run", rs.run_id);
-		rc = 128 + stop_signal;
+		rc = budget_spent && !stop_signal ? 0 : 128 + stop_signal;
 	}
 	cache_keep(&rs, limit);
 	goto out;
@@ -965,7 +1168,8 @@ fail:
 		rc = EX_SOFTWARE;
 out:
 	pipeline_release(&p);
-	worker_stop(rs.worker);
+	for (size_t i = 0; i < rs.nworkers; i++)
+		worker_stop(rs.workers[i]);
 	if (rs.replay)
 		db_close(rs.replay);
 	if (rs.db)

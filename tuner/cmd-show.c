@@ -10,6 +10,7 @@
 #include "tuner/cmd.h"
 #include "tuner/common.h"
 #include "tuner/db.h"
+#include "tuner/nvml.h"
 #include "tuner/export.h"
 #include "tuner/outcome.h"
 
@@ -99,7 +100,25 @@ static void print_gates(const struct db_gate_row *v, size_t n)
 	section_end(&sec);
 }
 
-static void print_measurements(const struct db_measured *m, size_t n)
+/* GB/s, and what the GPU was doing while it was timed: clock, temperature, power, throttling. */
+static void print_conditions(struct db *db, const struct db_measured *m)
+{
+	struct db_conditions c;
+
+	if (db_measure_conditions(db, m->id, &c) < 0)
+		return;
+	if (!isnan(c.gbps))
+		printf("%.1f GB/s  ", c.gbps);
+	if (!isnan(c.sm_mhz)) {
+		char why[128];
+
+		nvml_describe((unsigned long long)c.throttle, why, sizeof(why));
+		printf("\n      while timed: SM %.0f MHz, %.0f C, %.0f W, throttled: %s%s  ",
+		       c.sm_mhz, c.temp_c, c.power_w, why, c.retaken > 0 ? " (timed again)" : "");
+	}
+}
+
+static void print_measurements(struct db *db, const struct db_measured *m, size_t n)
 {
 	struct section sec = {.title = "measurements", .header = ""};
 	char a[64], b[32], c[32];
@@ -118,6 +137,8 @@ static void print_measurements(const struct db_measured *m, size_t n)
 			       fmt_interval(a, sizeof(a), m[i].ci_lo_us, m[i].ci_hi_us, 2),
 			       fmt_num(b, sizeof(b), m[i].tflops, 2), m[i].nsamples,
 			       m[i].nsamples == 1 ? "" : "s");
+		if (!isnan(m[i].median_us))
+			print_conditions(db, &m[i]);
 		else
 			printf("not timed  ");
 		if (!isnan(m[i].rel_l2))
@@ -177,7 +198,7 @@ static int show_variant(struct db *db, const char *name)
 		goto out;
 	print_builds(builds, nb);
 	print_gates(gates, ng);
-	print_measurements(meas, nm);
+	print_measurements(db, meas, nm);
 	print_evals(evals, ne);
 	rc = 0;
 out:

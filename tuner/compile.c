@@ -871,21 +871,26 @@ static int key_running(const struct compile_pool *pool, const char *key)
 	return 0;
 }
 
-/* The first queued job whose key no other thread is compiling; NULL if none. */
+/*
+ * The first queued job whose key no other thread is compiling, a background
+ * job only when no other can be taken; NULL if none.
+ */
 static struct compile_job *take_job(struct compile_pool *pool)
 {
 	size_t i;
+	int pass;
 
-	for (i = 0; i < pool->nqueue; i++) {
-		struct compile_job *job = pool->queue[i];
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < pool->nqueue; i++) {
+			struct compile_job *job = pool->queue[i];
 
-		if (key_running(pool, job->key))
-			continue;
-		memmove(&pool->queue[i], &pool->queue[i + 1],
-		        (pool->nqueue - i - 1) * sizeof(*pool->queue));
-		pool->nqueue--;
-		return job;
-	}
+			if (job->background != pass || key_running(pool, job->key))
+				continue;
+			memmove(&pool->queue[i], &pool->queue[i + 1],
+			        (pool->nqueue - i - 1) * sizeof(*pool->queue));
+			pool->nqueue--;
+			return job;
+		}
 	return NULL;
 }
 

@@ -1860,12 +1860,13 @@ enum {
 	CK_SANITIZE,
 	CK_STRATEGY,
 	CK_SEED,
+	CK_TOOLS,
 	CK_COUNT
 };
 
 static const char *const config_keys[CK_COUNT] = {
     "template", "arch",    "limits",   "shapes",   "correctness", "budget",
-    "timing",   "compile", "sanitize", "strategy", "seed",
+    "timing",   "compile", "sanitize", "strategy", "seed",        "compute_sanitizer",
 };
 
 static const char *const limit_keys[] = {
@@ -2233,6 +2234,7 @@ static void config_defaults(struct config *cfg)
 	cfg->jobs = 0;
 	cfg->max_spill_bytes = 0;
 	cfg->sanitize = SANITIZE_ELITE;
+	cfg->tools = TOOLS_FINAL;
 	cfg->seed = 1;
 }
 
@@ -2281,6 +2283,14 @@ static int config_parse(struct ysrc *s, struct config *cfg)
 	cfg->strategy = xstrdup(strategy_names[e]);
 	if (v[CK_SEED] && load_seed(s, v[CK_SEED], cfg) < 0)
 		return -1;
+	if (v[CK_TOOLS]) {
+		static const char *const tools_names[] = {"never", "elite", "final", "every"};
+
+		if (get_enum(s, v[CK_TOOLS], "compute_sanitizer", tools_names,
+		             ARRAY_SIZE(tools_names), &e) < 0)
+			return -1;
+		cfg->tools = (enum tools_when)e;
+	}
 	if (load_template(s, v[CK_TEMPLATE], cfg) < 0)
 		return -1;
 	return load_shapes(s, v[CK_SHAPES], cfg);

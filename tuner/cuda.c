@@ -34,6 +34,7 @@ static const struct cuda_sym cuda_syms[] = {
     SYM(DeviceGet, "cuDeviceGet"),
     SYM(DeviceGetCount, "cuDeviceGetCount"),
     SYM(DeviceGetName, "cuDeviceGetName"),
+    SYM(DeviceGetPCIBusId, "cuDeviceGetPCIBusId"),
     SYM(DeviceGetAttribute, "cuDeviceGetAttribute"),
     SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
     SYM(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),

@@ -6,12 +6,12 @@
 
 /* One literal per line: ISO C only promises string literals of 4095 bytes. */
 
-const int db_sql_version = 3;
+const int db_sql_version = 4;
 
 /* db/schema.sql */
 const char *const db_sql_schema[] = {
 	"-- The whole current schema of the tuner database; a fresh database is created from this file.\n",
-	"-- schema-version: 3\n",
+	"-- schema-version: 4\n",
 	"--\n",
 	"-- Changing the schema: add db/migrations/NNNN-description.sql (NNNN = the new version, the\n",
 	"-- statements that take a database from the previous version to it), apply the same change here,\n",
@@ -137,6 +137,12 @@ const char *const db_sql_schema[] = {
 	"\tsamples TEXT NOT NULL,            -- JSON array of microseconds per launch\n",
 	"\tcreated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),\n",
 	"\trun_id INTEGER REFERENCES runs (id), -- the run that measured it, NULL if none\n",
+	"\tsm_mhz REAL,                      -- while timed (NVML), NULL when not watched\n",
+	"\ttemp_c REAL,\n",
+	"\tpower_w REAL,\n",
+	"\tthrottle INTEGER,                 -- NVML's throttle reasons seen (a mask), 0 for none\n",
+	"\tretaken INTEGER,                  -- 1: timed again after throttling\n",
+	"\tgbps REAL,                        -- the problem's bytes over the median, NULL without bytes\n",
 	"\tUNIQUE (variant_id, device, shape_dims)\n",
 	");\n",
 	"CREATE INDEX measurements_run ON measurements (run_id);\n",
@@ -202,20 +208,19 @@ const char *const db_sql_schema[] = {
 	");\n",
 	"CREATE INDEX jobs_status ON jobs (status, priority, id);\n",
 	"\n",
-	"-- One candidate of a job's generation (kind 'eval'), or the dynamic alignment gate of one about\n",
-	"-- to enter the elite (kind 'sanitize'), claimed by one GPU of one server. Every server proposes\n",
-	"-- the same candidates, in the same order (seq); a claim whose server died is taken again.\n",
+	"-- One candidate of a job's generation, claimed by one GPU of one server; the generation after the\n",
+	"-- last holds the one claim of the final elite's compute-sanitizer gate. Every server proposes the\n",
+	"-- same candidates, in the same order (seq); a claim whose server died is taken again.\n",
 	"CREATE TABLE claims (\n",
 	"\trun_id INTEGER NOT NULL REFERENCES runs (id),\n",
 	"\tgeneration INTEGER NOT NULL,\n",
-	"\tkind TEXT NOT NULL CONSTRAINT claims_kind CHECK (kind IN ('eval', 'sanitize')),\n",
 	"\tseq INTEGER NOT NULL,             -- the candidate's place in its generation\n",
 	"\tvariant_hash TEXT NOT NULL,\n",
 	"\tserver_id INTEGER REFERENCES servers (id), -- NULL: nobody holds it\n",
 	"\tgpu INTEGER,                      -- the GPU ordinal that took it on that server\n",
 	"\tclaimed_at TEXT,\n",
 	"\tdone INTEGER NOT NULL DEFAULT 0 CONSTRAINT claims_done CHECK (done IN (0, 1)),\n",
-	"\tPRIMARY KEY (run_id, generation, kind, seq)\n",
+	"\tPRIMARY KEY (run_id, generation, seq)\n",
 	");\n",
 	"CREATE INDEX claims_server ON claims (server_id);\n",
 	NULL,
@@ -269,8 +274,23 @@ static const char *const migration_0002[] = {
 	NULL,
 };
 
-/* db/migrations/0003-job-queue.sql */
+/* db/migrations/0003-measurement-conditions.sql */
 static const char *const migration_0003[] = {
+	"-- What the GPU was doing while a shape was timed (NVML): its SM clock, temperature and power, the\n",
+	"-- throttle reasons seen (a bit mask, NVML's clock event reasons that cost speed), and whether the\n",
+	"-- samples were taken again because of them; and the problem's bytes per second where it declares\n",
+	"-- its bytes. NULL where nothing was watched.\n",
+	"ALTER TABLE measurements ADD COLUMN sm_mhz REAL;\n",
+	"ALTER TABLE measurements ADD COLUMN temp_c REAL;\n",
+	"ALTER TABLE measurements ADD COLUMN power_w REAL;\n",
+	"ALTER TABLE measurements ADD COLUMN throttle INTEGER;\n",
+	"ALTER TABLE measurements ADD COLUMN retaken INTEGER;\n",
+	"ALTER TABLE measurements ADD COLUMN gbps REAL;\n",
+	NULL,
+};
+
+/* db/migrations/0004-job-queue.sql */
+static const char *const migration_0004[] = {
 	"-- The job queue of tuner serve. A server is one `tuner serve` process, alive while its heartbeat\n",
 	"-- is younger than its ttl; a job is a config and run options that `tuner submit` queued; a claim\n",
 	"-- is one candidate of a job's generation, taken by one GPU (lane) of one server, so that several\n",
@@ -313,14 +333,13 @@ static const char *const migration_0003[] = {
 	"CREATE TABLE claims (\n",
 	"\trun_id INTEGER NOT NULL REFERENCES runs (id),\n",
 	"\tgeneration INTEGER NOT NULL,\n",
-	"\tkind TEXT NOT NULL CONSTRAINT claims_kind CHECK (kind IN ('eval', 'sanitize')),\n",
 	"\tseq INTEGER NOT NULL,\n",
 	"\tvariant_hash TEXT NOT NULL,\n",
 	"\tserver_id INTEGER REFERENCES servers (id),\n",
 	"\tgpu INTEGER,\n",
 	"\tclaimed_at TEXT,\n",
 	"\tdone INTEGER NOT NULL DEFAULT 0 CONSTRAINT claims_done CHECK (done IN (0, 1)),\n",
-	"\tPRIMARY KEY (run_id, generation, kind, seq)\n",
+	"\tPRIMARY KEY (run_id, generation, seq)\n",
 	");\n",
 	"CREATE INDEX claims_server ON claims (server_id);\n",
 	NULL,
@@ -328,14 +347,15 @@ static const char *const migration_0003[] = {
 
 const struct db_sql_file db_sql_migrations[] = {
 	{ 2, "0002-run-liveness.sql", migration_0002 },
-	{ 3, "0003-job-queue.sql", migration_0003 },
+	{ 3, "0003-measurement-conditions.sql", migration_0003 },
+	{ 4, "0004-job-queue.sql", migration_0004 },
 	{ 0, NULL, NULL },
 };
 
 /* db/pg/schema.sql */
 const char *const db_sql_pg_schema[] = {
 	"-- The whole current schema of a tuner database in PostgreSQL (tuner --db postgresql://...).\n",
-	"-- schema-version: 3\n",
+	"-- schema-version: 4\n",
 	"--\n",
 	"-- db/schema.sql in PostgreSQL's words: the same tables, columns, constraints and indexes (a test\n",
 	"-- compares the two), every text column in the \"C\" collation so that text sorts as in SQLite, and\n",
@@ -467,6 +487,12 @@ const char *const db_sql_pg_schema[] = {
 	"\tsamples TEXT COLLATE \"C\" NOT NULL,\n",
 	"\tcreated_at TEXT COLLATE \"C\" NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),\n",
 	"\trun_id BIGINT REFERENCES runs (id),\n",
+	"\tsm_mhz DOUBLE PRECISION,\n",
+	"\ttemp_c DOUBLE PRECISION,\n",
+	"\tpower_w DOUBLE PRECISION,\n",
+	"\tthrottle BIGINT,\n",
+	"\tretaken BIGINT,\n",
+	"\tgbps DOUBLE PRECISION,\n",
 	"\tUNIQUE (variant_id, device, shape_dims)\n",
 	");\n",
 	"CREATE INDEX measurements_run ON measurements (run_id);\n",
@@ -530,14 +556,13 @@ const char *const db_sql_pg_schema[] = {
 	"CREATE TABLE claims (\n",
 	"\trun_id BIGINT NOT NULL REFERENCES runs (id),\n",
 	"\tgeneration BIGINT NOT NULL,\n",
-	"\tkind TEXT COLLATE \"C\" NOT NULL CONSTRAINT claims_kind CHECK (kind IN ('eval', 'sanitize')),\n",
 	"\tseq BIGINT NOT NULL,\n",
 	"\tvariant_hash TEXT COLLATE \"C\" NOT NULL,\n",
 	"\tserver_id BIGINT REFERENCES servers (id),\n",
 	"\tgpu BIGINT,\n",
 	"\tclaimed_at TEXT COLLATE \"C\",\n",
 	"\tdone BIGINT NOT NULL DEFAULT 0 CONSTRAINT claims_done CHECK (done IN (0, 1)),\n",
-	"\tPRIMARY KEY (run_id, generation, kind, seq)\n",
+	"\tPRIMARY KEY (run_id, generation, seq)\n",
 	");\n",
 	"CREATE INDEX claims_server ON claims (server_id);\n",
 	NULL,

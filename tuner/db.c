@@ -1559,12 +1559,15 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 	struct dbb_stmt *st =
 	    STMT(db,
 	         "INSERT INTO measurements (variant_id, device, shape, shape_dims, outcome, reason,"
-	         " rel_l2, max_abs, median_us, ci_lo_us, ci_hi_us, tflops, samples, run_id)"
-	         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+	         " rel_l2, max_abs, median_us, ci_lo_us, ci_hi_us, tflops, samples, run_id,"
+	         " gbps, sm_mhz, temp_c, power_w, throttle, retaken)"
+	         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	         " ?15, ?16, ?17, ?18, ?19, ?20)"
 	         " ON CONFLICT (variant_id, device, shape_dims) DO NOTHING",
-	         "ItttttddddddtR", variant_id, m->device, m->shape, m->shape_dims,
+	         "ItttttddddddtRdddddd", variant_id, m->device, m->shape, m->shape_dims,
 	         outcome_name(m->outcome), nonnull(m->reason), m->rel_l2, m->max_abs, m->median_us,
-	         m->ci_lo_us, m->ci_hi_us, m->tflops, samples, run_id);
+	         m->ci_lo_us, m->ci_hi_us, m->tflops, samples, run_id, m->gbps, m->sm_mhz,
+	         m->temp_c, m->power_w, m->throttle, m->retaken);
 	int rc = EXEC(db, st);
 
 	free(samples);
@@ -1573,6 +1576,33 @@ int db_measure_record(struct db *db, long long run_id, long long variant_id,
 	if (created)
 		*created = dbb_changes(db->b) > 0;
 	return 0;
+}
+
+int db_measure_conditions(struct db *db, long long measurement_id, struct db_conditions *out)
+{
+	struct dbb_stmt *st;
+	int rc;
+
+	out->gbps = out->sm_mhz = out->temp_c = out->power_w = out->throttle = out->retaken = NAN;
+	if (db_schema_version(db) < 3)
+		return 0; /* measured before tuner watched the clocks */
+	st = STMT(db,
+	          "SELECT gbps, sm_mhz, temp_c, power_w, throttle, retaken FROM measurements"
+	          " WHERE id = ?1",
+	          "I", measurement_id);
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == DBB_ROW) {
+		out->gbps = col_real(st, 0);
+		out->sm_mhz = col_real(st, 1);
+		out->temp_c = col_real(st, 2);
+		out->power_w = col_real(st, 3);
+		out->throttle = col_real(st, 4);
+		out->retaken = col_real(st, 5);
+	}
+	dbb_finalize(st);
+	return rc < 0 ? -1 : 0;
 }
 
 #define MEASURED_COLUMNS                                                                           \
@@ -2807,8 +2837,8 @@ int db_job_cancel(struct db *db, long long job_id, int *now)
 	return group_end(db, ok);
 }
 
-int db_claims_offer(struct db *db, long long run_id, int generation, const char *kind,
-                    int first_seq, const char *const *hashes, size_t n)
+int db_claims_offer(struct db *db, long long run_id, int generation, int first_seq,
+                    const char *const *hashes, size_t n)
 {
 	size_t i;
 	int ok = 1;
@@ -2816,11 +2846,10 @@ int db_claims_offer(struct db *db, long long run_id, int generation, const char 
 	if (group_begin(db) < 0)
 		return -1;
 	for (i = 0; ok && i < n; i++)
-		ok = !EXEC(db,
-		           STMT(db,
-		                "INSERT INTO claims (run_id, generation, kind, seq, variant_hash)"
-		                " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-		                "Iitit", run_id, generation, kind, first_seq + (int)i, hashes[i]));
+		ok = !EXEC(db, STMT(db,
+		                    "INSERT INTO claims (run_id, generation, seq, variant_hash)"
+		                    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+		                    "Iiit", run_id, generation, first_seq + (int)i, hashes[i]));
 	return group_end(db, ok);
 }
 
@@ -2831,20 +2860,20 @@ static int int_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int db_claims_take(struct db *db, long long run_id, int generation, const char *kind,
-                   long long server_id, int gpu, size_t max, int *seqs, size_t *n)
+int db_claims_take(struct db *db, long long run_id, int generation, long long server_id, int gpu,
+                   size_t max, int *seqs, size_t *n)
 {
 	char *sql = skip_locked(
 	    db,
 	    "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
-	    " WHERE (run_id, generation, kind, seq) IN (SELECT c.run_id, c.generation,"
-	    " c.kind, c.seq FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.kind = ?5 AND c.done = 0"
+	    " WHERE (run_id, generation, seq) IN (SELECT c.run_id, c.generation, c.seq"
+	    " FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
+	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.done = 0"
 	    " AND (c.server_id IS NULL OR NOT " SERVER_ALIVE("s") ") ORDER BY c.seq"
-								  " LIMIT ?6{skip}) RETURNING seq",
+								  " LIMIT ?5{skip}) RETURNING seq",
 	    "c");
 	struct dbb_stmt *st =
-	    STMT(db, sql, "IiIitI", server_id, gpu, run_id, generation, kind, (long long)max);
+	    STMT(db, sql, "IiIiI", server_id, gpu, run_id, generation, (long long)max);
 	int rc;
 
 	free(sql);
@@ -2860,18 +2889,18 @@ int db_claims_take(struct db *db, long long run_id, int generation, const char *
 	return 0;
 }
 
-int db_claim_take_seq(struct db *db, long long run_id, int generation, const char *kind, int seq,
-                      long long server_id, int gpu)
+int db_claim_take_seq(struct db *db, long long run_id, int generation, int seq, long long server_id,
+                      int gpu)
 {
 	char *sql = skip_locked(
 	    db,
 	    "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
-	    " WHERE (run_id, generation, kind, seq) IN (SELECT c.run_id, c.generation,"
-	    " c.kind, c.seq FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.kind = ?5 AND c.seq = ?6"
+	    " WHERE (run_id, generation, seq) IN (SELECT c.run_id, c.generation, c.seq"
+	    " FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
+	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.seq = ?5"
 	    " AND c.done = 0 AND (c.server_id IS NULL OR NOT " SERVER_ALIVE("s") "){skip})",
 	    "c");
-	int rc = EXEC(db, STMT(db, sql, "IiIiti", server_id, gpu, run_id, generation, kind, seq));
+	int rc = EXEC(db, STMT(db, sql, "IiIii", server_id, gpu, run_id, generation, seq));
 
 	free(sql);
 	if (rc < 0)
@@ -2879,12 +2908,12 @@ int db_claim_take_seq(struct db *db, long long run_id, int generation, const cha
 	return dbb_changes(db->b) > 0;
 }
 
-int db_claim_is_done(struct db *db, long long run_id, int generation, const char *kind, int seq)
+int db_claim_is_done(struct db *db, long long run_id, int generation, int seq)
 {
 	struct dbb_stmt *st = STMT(db,
 	                           "SELECT done FROM claims WHERE run_id = ?1 AND generation = ?2"
-	                           " AND kind = ?3 AND seq = ?4",
-	                           "Iiti", run_id, generation, kind, seq);
+	                           " AND seq = ?3",
+	                           "Iii", run_id, generation, seq);
 	int rc, done = 0;
 
 	if (!st)
@@ -2897,7 +2926,7 @@ int db_claim_is_done(struct db *db, long long run_id, int generation, const char
 }
 
 static int claims_set(struct db *db, const char *sql, long long run_id, int generation,
-                      const char *kind, const int *seqs, size_t n)
+                      const int *seqs, size_t n)
 {
 	size_t i;
 	int ok = 1;
@@ -2907,31 +2936,28 @@ static int claims_set(struct db *db, const char *sql, long long run_id, int gene
 	if (group_begin(db) < 0)
 		return -1;
 	for (i = 0; ok && i < n; i++)
-		ok = !EXEC(db, STMT(db, sql, "Iiti", run_id, generation, kind, seqs[i]));
+		ok = !EXEC(db, STMT(db, sql, "Iii", run_id, generation, seqs[i]));
 	return group_end(db, ok);
 }
 
-int db_claims_done(struct db *db, long long run_id, int generation, const char *kind,
-                   const int *seqs, size_t n)
+int db_claims_done(struct db *db, long long run_id, int generation, const int *seqs, size_t n)
 {
 	return claims_set(db,
 	                  "UPDATE claims SET done = 1 WHERE run_id = ?1 AND generation = ?2"
-	                  " AND kind = ?3 AND seq = ?4",
-	                  run_id, generation, kind, seqs, n);
+	                  " AND seq = ?3",
+	                  run_id, generation, seqs, n);
 }
 
-int db_claims_return(struct db *db, long long run_id, int generation, const char *kind,
-                     const int *seqs, size_t n)
+int db_claims_return(struct db *db, long long run_id, int generation, const int *seqs, size_t n)
 {
 	return claims_set(db,
 	                  "UPDATE claims SET server_id = NULL, gpu = NULL, claimed_at = NULL"
-	                  " WHERE run_id = ?1 AND generation = ?2 AND kind = ?3 AND seq = ?4"
-	                  " AND done = 0",
-	                  run_id, generation, kind, seqs, n);
+	                  " WHERE run_id = ?1 AND generation = ?2 AND seq = ?3 AND done = 0",
+	                  run_id, generation, seqs, n);
 }
 
-int db_claims_state(struct db *db, long long run_id, int generation, const char *kind,
-                    long long *offered, long long *done, long long *held)
+int db_claims_state(struct db *db, long long run_id, int generation, long long *offered,
+                    long long *done, long long *held)
 {
 	struct dbb_stmt *st = STMT(
 	    db,
@@ -2939,8 +2965,8 @@ int db_claims_state(struct db *db, long long run_id, int generation, const char 
 	    " coalesce(sum(CASE WHEN c.done = 0 AND c.server_id IS NOT NULL"
 	    " AND " SERVER_ALIVE("s") " THEN 1 ELSE 0 END), 0)"
 				      " FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-				      " WHERE c.run_id = ?1 AND c.generation = ?2 AND c.kind = ?3",
-	    "Iit", run_id, generation, kind);
+				      " WHERE c.run_id = ?1 AND c.generation = ?2",
+	    "Ii", run_id, generation);
 	int rc;
 
 	if (!st)

@@ -768,3 +768,24 @@ size_t search_elite(const struct search *s, const struct member **out, size_t ma
 		out[i] = &s->elite[i];
 	return n;
 }
+
+/* ---------------------------------------------------------------- racing */
+
+double search_race_bar(const struct search *s)
+{
+	const struct member *pool[64], *elite[64];
+	size_t np = search_pool(s, pool, ARRAY_SIZE(pool));
+	size_t ne = search_elite(s, elite, ARRAY_SIZE(elite));
+	double bar;
+
+	/*
+	 * A candidate worth finishing could enter the elite or the breeding pool:
+	 * the bar is the lower of the two, and only once both are full.
+	 */
+	if (ne < s->k || np < s->pool_cap)
+		return 0;
+	bar = elite[ne - 1]->fitness * (1 + s->margin);
+	if (pool[np - 1]->fitness < bar)
+		bar = pool[np - 1]->fitness;
+	return bar > 0 ? bar : 0;
+}

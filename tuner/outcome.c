@@ -15,6 +15,7 @@ static const char *const names[OUTCOME_COUNT] = {
     [REJECT_WRONG] = "wrong",
     [REJECT_RACE] = "race",
     [REJECT_UNMEASURED] = "unmeasured",
+    [REJECT_SLOWER] = "slower",
 };
 
 const char *outcome_name(enum outcome o)

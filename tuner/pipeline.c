@@ -1,6 +1,8 @@
 /* The evaluation pipeline: candidates through every gate, the compile pool and the GPU (or a
  * replay). */
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +67,15 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
 	}
 	for (i = 0; i < p->nshapes; i++)
 		job_shape_dims(cfg, p->shape[i], p->shape_dims[i], sizeof(p->shape_dims[i]));
+	pipeline_race_set(p, 0);
 	return 0;
 }
 
+static void gen_jobs_release(struct pipeline *p);
+
 void pipeline_release(struct pipeline *p)
 {
+	gen_jobs_release(p);
 	if (p->pool)
 		compile_pool_free(p->pool);
 	template_options_free(p->options, p->noptions);
@@ -81,15 +87,58 @@ void pipeline_release(struct pipeline *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Compile one unit synchronously through the pool; the caller releases job->result. */
-static int compile_one(struct pipeline *p, struct compile_job *job)
+/*
+ * A compile unit of the pipeline: the pool hands back any finished job, so
+ * each is wrapped with what it is for and whether it is done.
+ */
+enum pjob_kind { PJOB_AUX, PJOB_PLAIN, PJOB_SANITIZE };
+
+struct pjob {
+	struct compile_job job; /* first: the pool returns &job */
+	enum pjob_kind kind;
+	size_t cand, spec;
+	int submitted, done, taken;
+};
+
+/* Take the pool's finished jobs until want is done (want NULL: until none is outstanding). */
+static void pool_wait(struct pipeline *p, struct pjob *want)
 {
 	double t0 = now_seconds();
 
-	compile_pool_submit(p->pool, job);
-	if (compile_pool_next(p->pool) != job)
-		BUG("compile pool returned another job");
+	while (!want || !want->done) {
+		struct pjob *j = (struct pjob *)compile_pool_next(p->pool);
+
+		if (!j) {
+			if (want)
+				BUG("the compile pool has no job outstanding for '%s'",
+				    want->job.name);
+			break;
+		}
+		j->done = 1;
+		if (j->kind != PJOB_AUX) {
+			p->st.builds++;
+			if (j->job.result.cached)
+				p->st.builds_cached++;
+			else
+				p->st.compile_seconds += j->job.result.seconds;
+		}
+		if (p->busy)
+			p->busy(p->busy_ctx, "compiling");
+	}
 	p->st.wall_compile += now_seconds() - t0;
+}
+
+/* Compile one unit now (the pool may be busy with others); the caller releases job->result. */
+static int compile_one(struct pipeline *p, struct compile_job *job)
+{
+	struct pjob pj;
+
+	memset(&pj, 0, sizeof(pj));
+	pj.job = *job;
+	pj.kind = PJOB_AUX;
+	compile_pool_submit(p->pool, &pj.job);
+	pool_wait(p, &pj);
+	*job = pj.job;
 	return 0;
 }
 
@@ -161,14 +210,18 @@ static int arch_check(const struct arch_limits *a, int cc, const char *device)
 	             a->name[strlen(a->name) - 1] == 'a' ? "a" : "");
 }
 
-int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *device)
+int pipeline_attach_workers(struct pipeline *p, struct worker **w, size_t n, const char *device)
 {
 	const struct problem *pr = p->cfg->fam.problem;
 	char *src;
+	size_t i;
 	int r;
 
-	if (arch_check(&p->cfg->arch, worker_cc(w), device) < 0)
-		return -1;
+	if (n < 1 || n > PIPELINE_MAX_WORKERS)
+		return error("%zu GPU workers: 1 to %d can be attached", n, PIPELINE_MAX_WORKERS);
+	for (i = 0; i < n; i++)
+		if (arch_check(&p->cfg->arch, worker_cc(w[i]), device) < 0)
+			return -1;
 	if (build_aux(p, "reference kernel", pr->ref.source_path, pr->ref.source, pr->ref.options,
 	              pr->ref.noptions, &p->ref_cubin) < 0)
 		return -1;
@@ -178,9 +231,16 @@ int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *dev
 	free(src);
 	if (r < 0)
 		return -1;
-	p->worker = w;
+	for (i = 0; i < n; i++)
+		p->workers[i] = w[i];
+	p->nworkers = n;
 	snprintf(p->device, sizeof(p->device), "%s", device);
 	return 0;
+}
+
+int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *device)
+{
+	return pipeline_attach_workers(p, &w, 1, device);
 }
 
 void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *path,
@@ -275,21 +335,30 @@ static int finish(struct pipeline *p, int generation, struct evaluation *ev)
 
 /* --------------------------------------------------------------- fitness */
 
-/* The problem's flops expression on one shape; NaN when it has none. */
-static double shape_flops(const struct pipeline *p, size_t s)
+/* A problem's expression (flops, bytes) on one shape; NaN when it has none. */
+static double shape_number(const struct pipeline *p, const struct expr *e, size_t s)
 {
-	const struct problem *pr = p->cfg->fam.problem;
 	struct space_scope sc;
 	struct variant va;
 	double v;
 
-	if (!pr->flops)
+	if (!e)
 		return NAN;
 	memset(&va, 0, sizeof(va));
 	space_scope_init(&sc, p->cfg, &va, p->shape[s]);
-	if (expr_eval_number(pr->flops, &sc.scope, &v, NULL, NULL, NULL) < 0)
+	if (expr_eval_number(e, &sc.scope, &v, NULL, NULL, NULL) < 0)
 		return NAN;
 	return v;
+}
+
+static double shape_flops(const struct pipeline *p, size_t s)
+{
+	return shape_number(p, p->cfg->fam.problem->flops, s);
+}
+
+static double shape_bytes(const struct pipeline *p, size_t s)
+{
+	return shape_number(p, p->cfg->fam.problem->bytes, s);
 }
 
 /*
@@ -318,6 +387,8 @@ static void rank(struct pipeline *p, struct evaluation *ev)
 		ev->m.speedup[i] = s[i];
 		ev->m.speedup_lo[i] = lo[i];
 		ev->m.speedup_hi[i] = hi[i];
+		if (hi[i] > p->best_hi[i])
+			p->best_hi[i] = hi[i];
 	}
 	ev->m.fitness = measure_geomean(s, cfg->nshapes);
 	ev->m.fitness_lo = measure_geomean(lo, cfg->nshapes);
@@ -340,6 +411,46 @@ static void maybe_baseline(struct pipeline *p, struct evaluation *ev)
 		return;
 	memcpy(p->base, ev->t, sizeof(p->base));
 	p->have_baseline = 1;
+}
+
+/* ---------------------------------------------------------------- racing */
+
+/* A shape not timed yet may give at most this much more than the best seen on it. */
+#define RACE_CAP_MARGIN 1.5
+
+static const struct pipeline *cost_p;
+
+static int by_cost(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	double cx = cost_p->have_baseline ? cost_p->base[x].median_us : shape_flops(cost_p, x);
+	double cy = cost_p->have_baseline ? cost_p->base[y].median_us : shape_flops(cost_p, y);
+
+	if (isnan(cx) || isnan(cy) || cx == cy)
+		return x < y ? -1 : x > y;
+	return cx < cy ? -1 : 1;
+}
+
+void pipeline_race_set(struct pipeline *p, double bar)
+{
+	struct race *rc = &p->race;
+	size_t s, n = p->cfg->nshapes;
+
+	memset(rc, 0, sizeof(*rc));
+	for (s = 0; s < n; s++)
+		rc->order[s] = s;
+	cost_p = p; /* qsort has no context argument; one pipeline sorts at a time */
+	qsort(rc->order, n, sizeof(rc->order[0]), by_cost);
+	cost_p = NULL;
+	if (bar <= 0 || !p->have_baseline)
+		return;
+	for (s = 0; s < n; s++) {
+		if (!(p->best_hi[s] > 0) || isnan(p->base[s].ci_hi_us))
+			return; /* nothing to bound a shape by: no racing yet */
+		rc->cap[s] = p->best_hi[s] * RACE_CAP_MARGIN;
+		rc->base_hi[s] = p->base[s].ci_hi_us;
+	}
+	rc->bar = bar;
 }
 
 /* -------------------------------------------------------- measurements */
@@ -376,9 +487,11 @@ static int apply_measured(struct evaluation *ev, size_t s, const struct db_measu
 
 /* Store one shape's result from the worker (or the replay) and apply it. */
 static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum outcome o,
-                       const char *reason, double rel_l2, double max_abs, const double *samples,
-                       size_t nsamples)
+                       const char *reason, double rel_l2, double max_abs,
+                       const struct worker_shape_result *sr)
 {
+	const double *samples = sr ? sr->samples_us : NULL;
+	size_t nsamples = sr ? sr->nsamples : 0;
 	struct db_measurement m;
 	struct db_measured got;
 	unsigned long long seed;
@@ -395,6 +508,14 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 	m.median_us = m.ci_lo_us = m.ci_hi_us = m.tflops = NAN;
 	m.samples = samples;
 	m.nsamples = nsamples;
+	m.gbps = m.sm_mhz = m.temp_c = m.power_w = m.throttle = m.retaken = NAN;
+	if (sr && sr->sm_mhz > 0) {
+		m.sm_mhz = sr->sm_mhz;
+		m.temp_c = sr->temp_c;
+		m.power_w = sr->power_w;
+		m.throttle = (double)sr->throttle;
+		m.retaken = sr->retaken;
+	}
 	if (o == VARIANT_OK && nsamples) {
 		/* the interval's resampling is seeded by the variant and shape: reproducible */
 		seed = strtoull(ev->hash + 16, NULL, 16) ^ (unsigned long long)(s + 1);
@@ -403,6 +524,7 @@ static int store_shape(struct pipeline *p, struct evaluation *ev, size_t s, enum
 		                         &m.ci_hi_us) < 0)
 			return -1;
 		m.tflops = shape_flops(p, s) / (m.median_us * 1e-6) / 1e12;
+		m.gbps = shape_bytes(p, s) / (m.median_us * 1e-6) / 1e9;
 	}
 	if (db_measure_record(p->db, p->run_id, ev->variant_id, &m, NULL) < 0)
 		return -1;
@@ -432,97 +554,465 @@ static void job_init(struct pipeline *p, struct worker_job *job)
 	job->launches = cfg->launches;
 	job->l2_hot = cfg->l2 == L2_HOT;
 	job->timeout_s = cfg->timeout_s;
+	job->check = 1;
 	job->time_it = 1;
 }
 
-/* Add shape s of the pipeline to a job: 0, or -1 with ev rejected (the launch cannot be built). */
-static int job_add(struct pipeline *p, struct evaluation *ev, struct worker_job *job, size_t s)
+/* Add shape s to a job: 0, or -1 with why (the variant cannot be launched there). */
+static int job_add(const struct pipeline *p, const struct variant *va, struct worker_job *job,
+                   size_t s, char *why, size_t whylen)
 {
 	struct worker_shape_job *ws = worker_job_shape(job);
-	char why[400];
 
-	if (job_resolve_shape(p->cfg, &ev->va, p->shape[s], ws, why, sizeof(why)) < 0) {
-		set_reason(ev, REJECT_CONSTRAINT, GATE_CONSTRAINT, "cannot launch: %s", why);
+	if (job_resolve_shape(p->cfg, va, p->shape[s], ws, why, whylen) < 0)
 		return -1;
-	}
 	ws->check_only = s >= p->cfg->nshapes;
 	return 0;
 }
 
-/* The TUNER_SANITIZE build of one spec, compiled (or found in the cache) and recorded. */
-static int sanitize_build(struct pipeline *p, const struct evaluation *ev, size_t sp,
-                          struct build *out)
-{
-	struct compile_job job;
+/* ------------------------------------------------------------- GPU tasks */
 
-	memset(&job, 0, sizeof(job));
-	template_build_key(ev->hash, &p->specs[sp], 1, job.key);
-	job.source = template_render(p->cfg, &ev->va, &p->specs[sp], 1);
-	job.name = p->cfg->fam.source_path;
-	job.entry = p->cfg->fam.launches[0].kernel;
-	job.options = p->san_options;
-	job.noptions = p->nsan_options;
-	compile_one(p, &job);
-	free(job.source);
-	*out = job.result;
-	return db_build_record(p->db, ev->variant_id, job.key, p->specs[sp].key, 1, out);
+/*
+ * One candidate's work on a GPU, done by a worker's thread: the dynamic
+ * alignment gate when every variant gets it, the check of every shape the
+ * database has no result for, then the timing of the suite's shapes, cheapest
+ * first, until the candidate is known to lose (racing). Nothing here touches
+ * the database: the main thread stores the results in candidate order.
+ */
+struct gpu_task {
+	size_t cand;
+	struct variant va;
+	char hash[HASH_HEX_LEN];
+	int missing[PIPELINE_MAX_SHAPES];
+	struct shape_timing known[TUNER_MAX_SHAPES]; /* suite shapes answered before, else NaN */
+	char *cubins[TUNER_MAX_SHAPES];              /* per spec; borrowed */
+	char *san_cubins[TUNER_MAX_SHAPES];          /* per spec, with sanitize: every; borrowed */
+	/* results */
+	int state; /* 0 queued, 1 running, 2 done */
+	int error; /* the evaluation itself failed: msg says why */
+	char msg[512];
+	enum outcome outcome; /* what the task decided beyond the shapes (cannot launch, race) */
+	enum gate gate;
+	char reason[512];
+	int have[PIPELINE_MAX_SHAPES]; /* res[s] is a fresh result to store */
+	struct worker_shape_result res[PIPELINE_MAX_SHAPES];
+	struct worker_result whole; /* a job that failed before any shape */
+	size_t whole_shape;
+	int whole_failed;
+	int sanitized;
+	int sanitize_only; /* the dynamic alignment gate alone (an elite newcomer) */
+	int sanitize_passed;
+	int tools_only;   /* compute-sanitizer's gate alone */
+	int tools_absent; /* there is no compute-sanitizer: the gate did not run */
+	double busy;      /* seconds in worker_eval */
+	double busy_time; /* of which timing */
+};
+
+static void task_release(struct gpu_task *t)
+{
+	size_t s;
+
+	for (s = 0; s < PIPELINE_MAX_SHAPES; s++)
+		free(t->res[s].samples_us);
+	memset(t->res, 0, sizeof(t->res));
+}
+
+static void TUNER_PRINTF(4, 5)
+    task_reject(struct gpu_task *t, enum outcome o, enum gate g, const char *fmt, ...)
+{
+	va_list ap;
+
+	t->outcome = o;
+	t->gate = g;
+	va_start(ap, fmt);
+	vsnprintf(t->reason, sizeof(t->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* Run one job on w; its verdicts go into t (map[i]: the pipeline shape of the job's shape i). */
+static int task_job(struct gpu_task *t, struct worker *w, struct worker_job *job, const size_t *map,
+                    int keep_check)
+{
+	struct worker_result res;
+	double t0 = now_seconds();
+	size_t i;
+	int r;
+
+	memset(&res, 0, sizeof(res));
+	r = worker_eval(w, job, &res);
+	t->busy += now_seconds() - t0;
+	if (job->time_it)
+		t->busy_time += now_seconds() - t0;
+	if (r < 0) {
+		snprintf(t->msg, sizeof(t->msg), "%s", "the GPU evaluation failed");
+		t->error = 1;
+		worker_result_release(&res);
+		return -1;
+	}
+	for (i = 0; i < res.nshapes && i < job->nshapes; i++) {
+		struct worker_shape_result *dst = &t->res[map[i]], *src = &res.shapes[i];
+
+		if (keep_check && t->have[map[i]]) {
+			/* the timing of a checked shape: the check's errors stay */
+			free(dst->samples_us);
+			dst->samples_us = src->samples_us;
+			dst->nsamples = src->nsamples;
+			src->samples_us = NULL;
+			dst->sm_mhz = src->sm_mhz;
+			dst->temp_c = src->temp_c;
+			dst->power_w = src->power_w;
+			dst->throttle = src->throttle;
+			dst->retaken = src->retaken;
+			if (src->outcome != VARIANT_OK) {
+				dst->outcome = src->outcome;
+				memcpy(dst->reason, src->reason, sizeof(dst->reason));
+			}
+		} else {
+			free(dst->samples_us);
+			*dst = *src;
+			src->samples_us = NULL;
+		}
+		t->have[map[i]] = 1;
+	}
+	if (res.outcome != VARIANT_OK && res.nshapes == 0 && job->nshapes) {
+		t->whole_failed = 1;
+		t->whole = res;
+		t->whole_shape = map[0];
+		memset(res.shapes, 0, sizeof(res.shapes));
+	}
+	worker_result_release(&res);
+	return res.outcome == VARIANT_OK ? 0 : 1;
 }
 
 /*
- * Check and time the shapes of one spec that the database has no result for,
- * with the cubin the compile stage built. Returns 0 (verdicts applied to ev),
- * or -1 when the evaluation failed.
+ * The dynamic alignment gate on t's sanitize builds, each run on its
+ * specialisation's cheapest suite shape (an alignment follows from the params
+ * and the specialised dims, which the shape fixes): 0 passed, 1 rejected, -1
+ * error.
  */
-static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, const int *missing,
-                        const char *cubin)
+static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct worker *w)
 {
 	struct worker_job job;
 	struct worker_result res;
-	size_t s, map[PIPELINE_MAX_SHAPES], i;
+	double t0;
+	size_t s, sp, k;
+	char why[400];
 	int r = 0;
 
-	job_init(p, &job);
-	for (s = 0; s < p->nshapes; s++) {
-		if (p->shape_spec[s] != sp || !missing[s])
-			continue;
-		if (job_add(p, ev, &job, s) < 0) {
-			worker_job_release(&job);
-			return 0; /* ev is rejected: it cannot be launched there */
+	t->sanitized = 1;
+	for (sp = 0; sp < p->nspecs && !r; sp++) {
+		job_init((struct pipeline *)p, &job);
+		job.sanitize = 1;
+		job.time_it = 0;
+		for (k = 0; k < p->cfg->nshapes && !r && !job.nshapes; k++) {
+			s = p->race.order[k];
+			if (p->shape_spec[s] == sp &&
+			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
+				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
+				            "cannot launch: %s", why);
+				r = 1;
+			}
 		}
-		map[job.nshapes - 1] = s;
-	}
-	if (!job.nshapes)
-		return 0;
-	if (!cubin)
-		BUG("variant %s reached the GPU without a cubin for '%s'", ev->hash,
-		    p->specs[sp].key);
-	job.cubin_path = cubin;
-	memset(&res, 0, sizeof(res));
-	r = worker_eval(p->worker, &job, &res);
-	if (r < 0) {
+		if (r || !job.nshapes) {
+			worker_job_release(&job);
+			continue;
+		}
+		if (!t->san_cubins[sp]) {
+			task_reject(t, REJECT_COMPILE, GATE_SANITIZE,
+			            "the sanitize build failed to compile");
+			worker_job_release(&job);
+			return 1;
+		}
+		job.cubin_path = t->san_cubins[sp];
+		memset(&res, 0, sizeof(res));
+		t0 = now_seconds();
+		if (worker_eval(w, &job, &res) < 0) {
+			snprintf(t->msg, sizeof(t->msg), "the dynamic alignment gate failed");
+			t->error = 1;
+			r = -1;
+		} else if (res.outcome != VARIANT_OK) {
+			task_reject(t, (enum outcome)res.outcome,
+			            res.outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT,
+			            "%s", res.reason);
+			r = 1;
+		}
+		t->busy += now_seconds() - t0;
 		worker_result_release(&res);
 		worker_job_release(&job);
-		return -1;
 	}
-	if (db_begin(p->db) < 0)
-		r = -1;
-	for (i = 0; !r && i < res.nshapes && i < job.nshapes; i++) {
-		const struct worker_shape_result *sr = &res.shapes[i];
-
-		r = store_shape(p, ev, map[i], (enum outcome)sr->outcome, sr->reason, sr->rel_l2,
-		                sr->max_abs, sr->samples_us, sr->nsamples);
-	}
-	if (!r && res.outcome != VARIANT_OK && res.nshapes == 0)
-		/* the whole job failed before any shape (a hang while loading, a dead worker) */
-		r = store_shape(p, ev, map[0], (enum outcome)res.outcome, res.reason, NAN, NAN,
-		                NULL, 0);
-	if (!r)
-		r = db_commit(p->db);
-	if (r)
-		db_rollback(p->db);
-	worker_result_release(&res);
-	worker_job_release(&job);
+	t->sanitize_passed = r == 0;
 	return r;
+}
+
+/* compute-sanitizer's tools, each a process of its own: what each finds, and the outcome it is. */
+static const struct {
+	const char *name;
+	enum outcome outcome;
+} gate_tools[] = {
+    {"memcheck", REJECT_RUNTIME_FAULT}, /* out of bounds, misaligned, leaks of errors */
+    {"racecheck", REJECT_RACE},         /* shared-memory hazards */
+    {"synccheck", REJECT_RACE},         /* barriers misused */
+};
+
+/*
+ * compute-sanitizer's memcheck, racecheck and synccheck on t's plain builds,
+ * each specialisation's cheapest suite shape checked once in a one-off worker
+ * on the GPU device: 0 clean (t->tools_absent when there is no
+ * compute-sanitizer), 1 rejected, -1 error (t->msg).
+ */
+static int task_tools(const struct pipeline *p, struct gpu_task *t, int device)
+{
+	char path[4096], report[400], why[400];
+	struct worker_job job;
+	size_t sp, k, s, i;
+	int r = 0;
+
+	if (worker_tool_path(path, sizeof(path)) < 0) {
+		t->tools_absent = 1;
+		return 0;
+	}
+	for (sp = 0; sp < p->nspecs && !r; sp++) {
+		job_init((struct pipeline *)p, &job);
+		job.time_it = 0;
+		job.check_seeds = 1;
+		job.timeout_s = p->cfg->timeout_s * 30 > 120 ? p->cfg->timeout_s * 30 : 120;
+		for (k = 0; k < p->cfg->nshapes && !job.nshapes; k++) {
+			s = p->race.order[k];
+			if (p->shape_spec[s] == sp &&
+			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
+				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
+				            "cannot launch: %s", why);
+				r = 1;
+			}
+		}
+		if (r || !job.nshapes || !t->cubins[sp]) {
+			worker_job_release(&job);
+			continue;
+		}
+		job.cubin_path = t->cubins[sp];
+		for (i = 0; i < ARRAY_SIZE(gate_tools) && !r; i++) {
+			double t0 = now_seconds();
+
+			r = worker_tool_check(device, path, gate_tools[i].name, &job, report,
+			                      sizeof(report), why, sizeof(why));
+			t->busy += now_seconds() - t0;
+			if (r < 0)
+				snprintf(t->msg, sizeof(t->msg), "%s", why);
+			else if (r > 0)
+				task_reject(t, gate_tools[i].outcome, GATE_SANITIZE,
+				            "shape '%s': %s", job.shapes[0].name, report);
+		}
+		worker_job_release(&job);
+	}
+	return r;
+}
+
+/* The lowest a timing of samples can honestly be: its fastest sample. */
+static double fastest(const double *v, size_t n)
+{
+	double m = INFINITY;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
+/*
+ * Whether t, timed on some of the suite's shapes so far, can still reach the
+ * race's bar: each measured shape at its most favourable (baseline's upper
+ * bound over the fastest sample), each shape not yet measured at its cap (a
+ * margin over the best speedup seen on it); 1 when even that falls short.
+ */
+static int raced_out(const struct pipeline *p, const struct gpu_task *t, const int *timed,
+                     double *bound)
+{
+	const struct race *rc = &p->race;
+	double sp[TUNER_MAX_SHAPES];
+	size_t s, n = p->cfg->nshapes;
+
+	if (!rc->bar)
+		return 0;
+	for (s = 0; s < n; s++) {
+		double lo;
+
+		if (timed[s])
+			lo = fastest(t->res[s].samples_us, t->res[s].nsamples);
+		else if (!t->missing[s])
+			lo = t->known[s].ci_lo_us;
+		else
+			lo = NAN;
+		sp[s] = isnan(lo) ? rc->cap[s] : rc->base_hi[s] / lo;
+	}
+	*bound = measure_geomean(sp, n);
+	return *bound < rc->bar;
+}
+
+static int task_run(const struct pipeline *p, struct gpu_task *t, struct worker *w)
+{
+	struct worker_job job;
+	size_t map[PIPELINE_MAX_SHAPES], s, sp, k;
+	int timed[TUNER_MAX_SHAPES] = {0}, r;
+	char why[400];
+	double bound;
+
+	if (t->sanitize_only)
+		return task_sanitize(p, t, w) < 0 ? -1 : 0;
+	if (t->tools_only)
+		return task_tools(p, t, worker_ordinal(w)) < 0 ? -1 : 0;
+	if (p->cfg->sanitize == SANITIZE_EVERY && (r = task_sanitize(p, t, w)) != 0)
+		return r < 0 ? -1 : 0;
+	/* every missing shape checked, spec by spec, before any is timed */
+	for (sp = 0; sp < p->nspecs; sp++) {
+		job_init((struct pipeline *)p, &job);
+		job.time_it = 0;
+		for (s = 0; s < p->nshapes; s++) {
+			if (p->shape_spec[s] != sp || !t->missing[s])
+				continue;
+			if (job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
+				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
+				            "cannot launch: %s", why);
+				worker_job_release(&job);
+				return 0;
+			}
+			map[job.nshapes - 1] = s;
+		}
+		if (!job.nshapes) {
+			worker_job_release(&job);
+			continue;
+		}
+		job.cubin_path = t->cubins[sp];
+		r = task_job(t, w, &job, map, 0);
+		worker_job_release(&job);
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
+	/* then the suite's shapes, cheapest first, one job each, racing after each */
+	for (k = 0; k < p->cfg->nshapes; k++) {
+		s = p->race.order[k];
+		if (!t->missing[s])
+			continue;
+		if (raced_out(p, t, timed, &bound)) {
+			task_reject(t, REJECT_SLOWER, GATE_RACE,
+			            "raced out before shape '%s': at best x%.3f, the bar is x%.3f",
+			            p->shape[s]->name, bound, p->race.bar);
+			return 0;
+		}
+		job_init((struct pipeline *)p, &job);
+		job.check = 0;
+		if (job_add(p, &t->va, &job, s, why, sizeof(why)) < 0)
+			BUG("shape '%s' resolved for the check but not for timing",
+			    p->shape[s]->name);
+		job.cubin_path = t->cubins[p->shape_spec[s]];
+		map[0] = s;
+		r = task_job(t, w, &job, map, 1);
+		worker_job_release(&job);
+		if (r)
+			return r < 0 ? -1 : 0;
+		timed[s] = 1;
+	}
+	return 0;
+}
+
+/* The threads that drive the workers: each takes the next queued task. */
+struct gpu_stage {
+	const struct pipeline *p;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct gpu_task **tasks;
+	size_t ntasks, alloc, next; /* next: the first still queued */
+	int closing;
+	pthread_t threads[PIPELINE_MAX_WORKERS];
+	size_t nthreads;
+};
+
+struct gpu_thread_arg {
+	struct gpu_stage *g;
+	struct worker *w;
+};
+
+static void *gpu_thread(void *arg)
+{
+	struct gpu_thread_arg *a = arg;
+	struct gpu_stage *g = a->g;
+
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		struct gpu_task *t;
+
+		while (g->next == g->ntasks && !g->closing)
+			pthread_cond_wait(&g->cond, &g->lock);
+		if (g->next == g->ntasks)
+			break;
+		t = g->tasks[g->next++];
+		t->state = 1;
+		pthread_mutex_unlock(&g->lock);
+		if (task_run(g->p, t, a->w) < 0)
+			t->error = 1;
+		pthread_mutex_lock(&g->lock);
+		t->state = 2;
+		pthread_cond_broadcast(&g->cond);
+	}
+	pthread_mutex_unlock(&g->lock);
+	free(a);
+	return NULL;
+}
+
+static void stage_start(struct gpu_stage *g, struct pipeline *p)
+{
+	size_t i;
+
+	memset(g, 0, sizeof(*g));
+	g->p = p;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	for (i = 0; i < p->nworkers; i++) {
+		struct gpu_thread_arg *a = xmalloc(sizeof(*a));
+
+		a->g = g;
+		a->w = p->workers[i];
+		if (pthread_create(&g->threads[g->nthreads], NULL, gpu_thread, a) == 0)
+			g->nthreads++;
+		else
+			free(a);
+	}
+	if (p->nworkers && !g->nthreads)
+		die(EX_OSERR, "cannot start a thread for the GPU workers");
+}
+
+static void stage_queue(struct gpu_stage *g, struct gpu_task *t)
+{
+	pthread_mutex_lock(&g->lock);
+	ALLOC_GROW(g->tasks, g->ntasks + 1, g->alloc);
+	g->tasks[g->ntasks++] = t;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void stage_wait(struct gpu_stage *g, struct gpu_task *t)
+{
+	pthread_mutex_lock(&g->lock);
+	while (t->state != 2)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* Tasks queued and not yet taken are dropped (a stop); the running ones finish. */
+static void stage_stop(struct gpu_stage *g)
+{
+	size_t i;
+
+	pthread_mutex_lock(&g->lock);
+	g->ntasks = g->next;
+	g->closing = 1;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	for (i = 0; i < g->nthreads; i++)
+		pthread_join(g->threads[i], NULL);
+	pthread_mutex_destroy(&g->lock);
+	pthread_cond_destroy(&g->cond);
+	free(g->tasks);
 }
 
 /*
@@ -549,6 +1039,7 @@ static int replay_store(struct pipeline *p, struct evaluation *ev, size_t s,
 	m.tflops = rec->tflops;
 	m.samples = rec->samples;
 	m.nsamples = rec->nsamples;
+	m.gbps = m.sm_mhz = m.temp_c = m.power_w = m.throttle = m.retaken = NAN;
 	if (db_measure_record(p->db, p->run_id, ev->variant_id, &m, NULL) < 0)
 		return -1;
 	if (rec->outcome == VARIANT_OK && isnan(rec->median_us)) {
@@ -637,16 +1128,145 @@ fail:
 	return -1;
 }
 
-/*
- * Check and time one candidate on the GPU, shapes already measured answered
- * from the database; cubins[sp] is its build of spec sp.
- */
-static int gpu_eval(struct pipeline *p, struct evaluation *ev, char *const *cubins)
-{
-	int missing[PIPELINE_MAX_SHAPES] = {0}, any = 0;
-	size_t s, sp;
-	double t0 = now_seconds();
+/* ------------------------------------------------------------ the stages */
 
+/* The generation's compile units: plain builds, then (when a GPU will need them) sanitize ones. */
+static struct pjob *gen_job(struct pipeline *p, size_t cand, size_t sp, int sanitize)
+{
+	return &p->gen_jobs[(cand * p->nspecs + sp) * 2 + (sanitize ? 1 : 0)];
+}
+
+static void gen_jobs_release(struct pipeline *p)
+{
+	size_t i;
+
+	if (!p->gen_jobs)
+		return;
+	pool_wait(p, NULL); /* nothing may stay in the pool's hands */
+	for (i = 0; i < p->ngen_jobs; i++) {
+		free(p->gen_jobs[i].job.source);
+		build_release(&p->gen_jobs[i].job.result);
+	}
+	free(p->gen_jobs);
+	p->gen_jobs = NULL;
+	p->ngen_jobs = 0;
+	p->gen_evals = NULL;
+	p->gen_n = 0;
+}
+
+static void submit(struct pipeline *p, struct pjob *j, const struct evaluation *ev, size_t cand,
+                   size_t sp, int sanitize)
+{
+	memset(j, 0, sizeof(*j));
+	j->kind = sanitize ? PJOB_SANITIZE : PJOB_PLAIN;
+	j->cand = cand;
+	j->spec = sp;
+	template_build_key(ev->hash, &p->specs[sp], sanitize, j->job.key);
+	j->job.source = template_render(p->cfg, &ev->va, &p->specs[sp], sanitize);
+	j->job.name = p->cfg->fam.source_path;
+	j->job.entry = p->cfg->fam.launches[0].kernel;
+	j->job.options = sanitize ? p->san_options : p->options;
+	j->job.noptions = sanitize ? p->nsan_options : p->noptions;
+	/* a sanitize build is work ahead: it yields to any build the GPU may be waiting for */
+	j->job.background = sanitize && p->cfg->sanitize != SANITIZE_EVERY;
+	compile_pool_submit(p->pool, &j->job);
+	j->submitted = 1;
+}
+
+/*
+ * Every candidate at STAGE_COMPILE to the pool at once, plain builds first;
+ * with a GPU and the dynamic alignment gate on, their sanitize builds after
+ * them, compiled while the GPU measures, ready when a candidate needs them.
+ */
+static void stage_submit(struct pipeline *p, size_t n, struct evaluation *out,
+                         const enum stage *stage)
+{
+	int san = p->nworkers && p->cfg->sanitize != SANITIZE_NEVER;
+	size_t i, sp;
+
+	p->ngen_jobs = n * p->nspecs * 2;
+	p->gen_jobs = xcalloc(p->ngen_jobs + 1, sizeof(*p->gen_jobs));
+	p->gen_evals = out;
+	p->gen_n = n;
+	for (i = 0; i < n; i++)
+		for (sp = 0; stage[i] == STAGE_COMPILE && sp < p->nspecs; sp++)
+			submit(p, gen_job(p, i, sp, 0), &out[i], i, sp, 0);
+	for (i = 0; san && i < n; i++)
+		for (sp = 0; stage[i] == STAGE_COMPILE && sp < p->nspecs; sp++)
+			submit(p, gen_job(p, i, sp, 1), &out[i], i, sp, 1);
+}
+
+/* Candidate i's plain builds, waited for, recorded and through the build gates. */
+static int stage_builds(struct pipeline *p, int generation, size_t i, struct evaluation *ev,
+                        enum stage *stage)
+{
+	struct verdicts vs = {0};
+	int compiled = 1, r = 0;
+	size_t sp, k;
+
+	for (sp = 0; sp < p->nspecs; sp++) {
+		struct pjob *j = gen_job(p, i, sp, 0);
+
+		pool_wait(p, j);
+		if (!r)
+			r = db_build_record(p->db, ev->variant_id, j->job.key, p->specs[sp].key, 0,
+			                    &j->job.result);
+		checks_build(p->cfg, &ev->va, &p->specs[sp], &j->job.result, &vs);
+	}
+	for (k = 0; k < vs.n; k++)
+		if (vs.v[k].gate == GATE_COMPILE && vs.v[k].outcome != VARIANT_OK)
+			compiled = 0;
+	p->st.compiled += compiled;
+	reject_from(ev, &vs, 0);
+	if (!r)
+		r = db_begin(p->db);
+	if (!r)
+		r = record_verdicts(p, ev, &vs, 0);
+	if (!r && ev->outcome != VARIANT_OK)
+		r = record_eval(p, generation, ev);
+	if (!r)
+		r = db_commit(p->db);
+	if (r)
+		db_rollback(p->db);
+	verdicts_release(&vs);
+	if (r)
+		return -1;
+	if (ev->outcome != VARIANT_OK) {
+		*stage = STAGE_DONE;
+		count(p, ev);
+	} else {
+		*stage = STAGE_GPU;
+	}
+	return 0;
+}
+
+/* The cubin of candidate i's build of spec sp (sanitize or not), NULL if it failed. */
+static char *gen_cubin(struct pipeline *p, size_t i, size_t sp, int sanitize)
+{
+	struct pjob *j = gen_job(p, i, sp, sanitize);
+
+	if (!j->submitted)
+		return NULL;
+	pool_wait(p, j);
+	return j->job.result.outcome == VARIANT_OK ? j->job.result.cubin_path : NULL;
+}
+
+/*
+ * What the database knows of a candidate bound for the GPU: shapes measured
+ * before (on this device) are applied, the rest are the task's. 1 when there
+ * is GPU work to do, 0 when the database answered it all, -1 on an error.
+ */
+static int task_prepare(struct pipeline *p, size_t i, struct evaluation *ev, struct gpu_task *t)
+{
+	int any = 0;
+	size_t s, sp;
+
+	memset(t, 0, sizeof(*t));
+	t->cand = i;
+	t->va = ev->va;
+	memcpy(t->hash, ev->hash, sizeof(t->hash));
+	for (s = 0; s < TUNER_MAX_SHAPES; s++)
+		t->known[s].median_us = t->known[s].ci_lo_us = t->known[s].ci_hi_us = NAN;
 	for (s = 0; s < p->nshapes && ev->outcome == VARIANT_OK; s++) {
 		struct db_measured m;
 		int r = lookup(p, ev, s, &m);
@@ -654,33 +1274,66 @@ static int gpu_eval(struct pipeline *p, struct evaluation *ev, char *const *cubi
 		if (r < 0)
 			return -1;
 		if (r == 0) {
-			missing[s] = any = 1;
+			t->missing[s] = any = 1;
 			continue;
 		}
 		p->st.shapes_reused++;
 		ev->remeasured++;
 		apply_measured(ev, s, &m);
+		if (s < TUNER_MAX_SHAPES)
+			t->known[s] = ev->t[s];
 		db_measured_release(&m);
 	}
-	if (ev->outcome != VARIANT_OK)
+	if (ev->outcome != VARIANT_OK || !any)
 		return 0;
-	if (any && p->cfg->sanitize == SANITIZE_EVERY) {
-		if (pipeline_sanitize(p, -1, ev) < 0)
-			return -1;
-		if (ev->outcome != VARIANT_OK)
-			return 0;
+	for (sp = 0; sp < p->nspecs; sp++) {
+		t->cubins[sp] = gen_cubin(p, i, sp, 0);
+		if (p->cfg->sanitize == SANITIZE_EVERY)
+			t->san_cubins[sp] = gen_cubin(p, i, sp, 1);
 	}
-	if (any)
-		p->st.measured++;
-	for (sp = 0; any && sp < p->nspecs && ev->outcome == VARIANT_OK; sp++)
-		if (measure_spec(p, ev, sp, missing, cubins[sp]) < 0)
-			return -1;
-	p->st.wall_gpu += now_seconds() - t0;
-	ev->timed = ev->outcome == VARIANT_OK;
-	return 0;
+	return 1;
 }
 
-/* ------------------------------------------------------------ the stages */
+/* Store what a task found, in the main thread, in one transaction; then the verdict. */
+static int task_commit(struct pipeline *p, int generation, struct evaluation *ev,
+                       struct gpu_task *t)
+{
+	size_t s;
+	int r = 0;
+
+	p->st.gpu_busy += t->busy;
+	p->st.gpu_timing += t->busy_time;
+	if (t->error)
+		return error("GPU evaluation of %s failed: %s", ev->hash, t->msg);
+	if (t->sanitized)
+		p->st.sanitized++;
+	if (db_begin(p->db) < 0)
+		return -1;
+	/* a rejection is recorded with the verdict; a pass is a gate row of its own */
+	if (t->sanitized && t->sanitize_passed)
+		r = db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL,
+		                   VARIANT_OK, "no misaligned access");
+	for (s = 0; !r && s < p->nshapes; s++) {
+		const struct worker_shape_result *sr = &t->res[s];
+
+		if (t->have[s])
+			r = store_shape(p, ev, s, (enum outcome)sr->outcome, sr->reason, sr->rel_l2,
+			                sr->max_abs, sr);
+	}
+	if (!r && t->whole_failed)
+		/* the whole job failed before any shape (a hang while loading, a dead worker) */
+		r = store_shape(p, ev, t->whole_shape, (enum outcome)t->whole.outcome,
+		                t->whole.reason, NAN, NAN, NULL);
+	if (!r)
+		r = db_commit(p->db);
+	if (r) {
+		db_rollback(p->db);
+		return -1;
+	}
+	if (t->outcome != VARIANT_OK && ev->outcome == VARIANT_OK)
+		set_reason(ev, t->outcome, t->gate, "%s", t->reason);
+	return 0;
+}
 
 /* Everything this run already knows about a candidate (a resume): 1 answered, 0 not, -1 error. */
 static int answer_from_run(struct pipeline *p, struct evaluation *ev)
@@ -696,7 +1349,7 @@ static int answer_from_run(struct pipeline *p, struct evaluation *ev)
 	ev->gate = GATE_CORRECT;
 	snprintf(ev->reason, sizeof(ev->reason), "%s", de.reason ? de.reason : "");
 	db_eval_release(&de);
-	if (ev->outcome == VARIANT_OK && (p->worker || p->replay)) {
+	if (ev->outcome == VARIANT_OK && (p->nworkers || p->replay)) {
 		for (s = 0; s < p->cfg->nshapes; s++) {
 			struct db_measured m;
 
@@ -774,110 +1427,113 @@ static int stage_static(struct pipeline *p, int generation, const struct candida
 	return r;
 }
 
-/*
- * Compile every spec of every candidate at stage COMPILE in parallel; build
- * gates. The cubin of candidate i's spec sp goes to cubins[i * nspecs + sp].
- */
-static int stage_compile(struct pipeline *p, int generation, size_t n, struct evaluation *out,
-                         enum stage *stage, char **cubins)
+static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev);
+
+/* A tools task's verdict, recorded: a gate row, and ev rejected when the tool found something. */
+static int tools_verdict(struct pipeline *p, struct evaluation *ev, const struct gpu_task *t)
 {
-	struct compile_job *jobs;
-	struct verdicts *vs;
-	size_t i, sp, njobs = 0, k;
-	double t0 = now_seconds();
-	int r = 0;
-
-	jobs = xcalloc(n * p->nspecs + 1, sizeof(*jobs));
-	vs = xcalloc(n + 1, sizeof(*vs));
-	for (i = 0; i < n; i++) {
-		if (stage[i] != STAGE_COMPILE)
-			continue;
-		for (sp = 0; sp < p->nspecs; sp++) {
-			struct compile_job *j = &jobs[njobs++];
-
-			template_build_key(out[i].hash, &p->specs[sp], 0, j->key);
-			j->source = template_render(p->cfg, &out[i].va, &p->specs[sp], 0);
-			j->name = p->cfg->fam.source_path;
-			j->entry = p->cfg->fam.launches[0].kernel;
-			j->options = p->options;
-			j->noptions = p->noptions;
-			j->user = (void *)(i * TUNER_MAX_SHAPES + sp + 1);
-			compile_pool_submit(p->pool, j);
-		}
+	if (t->tools_absent) {
+		if (!p->tools_warned++)
+			warning("compute-sanitizer not found ($TUNER_COMPUTE_SANITIZER, the CUDA "
+			        "toolkit's bin, PATH): its gate does not run");
+		return db_gate_record(p->db, p->run_id, ev->variant_id, "tools", NULL, VARIANT_OK,
+		                      "not run: compute-sanitizer not found");
 	}
-	for (k = 0; k < njobs; k++) {
-		struct compile_job *j = compile_pool_next(p->pool);
-		size_t tag = (size_t)j->user - 1;
+	if (t->outcome != VARIANT_OK) {
+		set_reason(ev, t->outcome, t->gate, "%s", t->reason);
+		ev->timed = ev->ranked = 0;
+	}
+	return db_gate_record(p->db, p->run_id, ev->variant_id, "tools", NULL, ev->outcome,
+	                      ev->outcome == VARIANT_OK
+	                          ? "memcheck, racecheck and synccheck found nothing"
+	                          : ev->reason);
+}
 
-		i = tag / TUNER_MAX_SHAPES;
-		sp = tag % TUNER_MAX_SHAPES;
-		p->st.builds++;
-		if (j->result.cached)
-			p->st.builds_cached++;
-		else
-			p->st.compile_seconds += j->result.seconds;
-		if (!r)
-			r = db_build_record(p->db, out[i].variant_id, j->key, p->specs[sp].key, 0,
-			                    &j->result);
-		checks_build(p->cfg, &out[i].va, &p->specs[sp], &j->result, &vs[i]);
-		cubins[i * p->nspecs + sp] = j->result.cubin_path; /* the GPU stage's now */
-		j->result.cubin_path = NULL;
-	}
-	p->st.wall_compile += now_seconds() - t0;
-	/* verdicts in candidate order, so the database reads the same whatever finished first */
-	for (i = 0; !r && i < n; i++) {
-		int compiled = 1;
+/* The gates an elite newcomer meets before it counts: alignment, then compute-sanitizer. */
+static int elite_gates(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev)
+{
+	int newcomer = p->admits && p->admits(p->admits_ctx, ev), r = 0;
+	struct gpu_task *t;
+	size_t sp;
 
-		if (stage[i] != STAGE_COMPILE)
-			continue;
-		for (k = 0; k < vs[i].n; k++)
-			if (vs[i].v[k].gate == GATE_COMPILE && vs[i].v[k].outcome != VARIANT_OK)
-				compiled = 0;
-		p->st.compiled += compiled;
-		reject_from(&out[i], &vs[i], 0);
-		r = db_begin(p->db);
-		if (!r)
-			r = record_verdicts(p, &out[i], &vs[i], 0);
-		if (!r && out[i].outcome != VARIANT_OK)
-			r = record_eval(p, generation, &out[i]);
-		if (!r)
-			r = db_commit(p->db);
-		if (r) {
-			db_rollback(p->db);
-			break;
-		}
-		if (out[i].outcome != VARIANT_OK) {
-			stage[i] = STAGE_DONE;
-			count(p, &out[i]);
-		} else {
-			stage[i] = STAGE_GPU;
-		}
-	}
-	for (k = 0; k < njobs; k++) {
-		free(jobs[k].source);
-		build_release(&jobs[k].result);
-	}
-	for (i = 0; i < n; i++)
-		verdicts_release(&vs[i]);
-	free(jobs);
-	free(vs);
+	if (p->cfg->sanitize == SANITIZE_ELITE && newcomer && elite_sanitize(p, g, i, ev) < 0)
+		return -1;
+	if (ev->outcome != VARIANT_OK ||
+	    !(p->cfg->tools == TOOLS_EVERY || (p->cfg->tools == TOOLS_ELITE && newcomer)))
+		return 0;
+	t = xcalloc(1, sizeof(*t));
+	t->cand = i;
+	t->va = ev->va;
+	t->tools_only = 1;
+	memcpy(t->hash, ev->hash, sizeof(t->hash));
+	for (sp = 0; sp < p->nspecs; sp++)
+		t->cubins[sp] = gen_cubin(p, i, sp, 0);
+	stage_queue(g, t);
+	stage_wait(g, t);
+	p->st.gpu_busy += t->busy;
+	if (t->error)
+		r = error("compute-sanitizer's gate on %s failed: %s", ev->hash, t->msg);
+	if (!r)
+		r = tools_verdict(p, ev, t);
+	free(t);
 	return r;
 }
 
-/* One candidate past every static and build gate: replay, GPU, or nothing to time. */
-static int stage_gpu(struct pipeline *p, int generation, struct evaluation *ev, char *const *cubins)
+/*
+ * The dynamic alignment gate for candidate i, about to enter the elite: its
+ * sanitize builds (compiled ahead) run once per shape on a worker, through
+ * the GPU stage's queue. 0 (ev rejected or not), or -1 on an error.
+ */
+static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev)
 {
+	struct gpu_task *t = xcalloc(1, sizeof(*t));
+	double t0 = now_seconds();
+	size_t sp;
 	int r = 0;
 
-	if (p->replay)
-		r = replay_eval(p, ev);
-	else if (p->worker)
-		r = gpu_eval(p, ev, cubins);
-	else
-		set_reason(ev, VARIANT_OK, GATE_CORRECT, "compiled; not timed (no GPU)");
-	if (r < 0)
-		return -1;
-	if (ev->outcome != VARIANT_OK && (p->worker || p->replay) && !ev->remeasured &&
+	t->cand = i;
+	t->va = ev->va;
+	memcpy(t->hash, ev->hash, sizeof(t->hash));
+	t->sanitize_only = 1;
+	for (sp = 0; sp < p->nspecs && !r; sp++) {
+		struct pjob *j = gen_job(p, i, sp, 1);
+
+		if (!j->submitted) /* no GPU when the generation was compiled: cannot happen */
+			BUG("no sanitize build of %s", ev->hash);
+		pool_wait(p, j);
+		r = db_build_record(p->db, ev->variant_id, j->job.key, p->specs[sp].key, 1,
+		                    &j->job.result);
+		t->san_cubins[sp] =
+		    j->job.result.outcome == VARIANT_OK ? j->job.result.cubin_path : NULL;
+	}
+	if (!r) {
+		stage_queue(g, t);
+		stage_wait(g, t);
+		p->st.gpu_busy += t->busy;
+		if (t->error)
+			r = error("the dynamic alignment gate on %s failed: %s", ev->hash, t->msg);
+	}
+	if (!r) {
+		p->st.sanitized++;
+		if (t->outcome != VARIANT_OK) {
+			set_reason(ev, t->outcome, t->gate, "%s", t->reason);
+			ev->timed = ev->ranked = 0;
+		}
+		r = db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL,
+		                   ev->outcome,
+		                   ev->outcome == VARIANT_OK ? "no misaligned access" : ev->reason);
+	}
+	p->st.wall_sanitize += now_seconds() - t0;
+	free(t);
+	return r;
+}
+
+/* The GPU's verdict on a candidate past every static and build gate, and its fitness. */
+static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation, size_t i,
+                         struct evaluation *ev)
+{
+	ev->timed = ev->outcome == VARIANT_OK && (p->nworkers || p->replay);
+	if (ev->outcome != VARIANT_OK && (p->nworkers || p->replay) && !ev->remeasured &&
 	    ev->outcome != REJECT_UNMEASURED) {
 		/* the GPU's verdict is a gate row too, so 'show' can explain it */
 		if (db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(ev->gate), NULL,
@@ -886,6 +1542,13 @@ static int stage_gpu(struct pipeline *p, int generation, struct evaluation *ev, 
 	}
 	maybe_baseline(p, ev);
 	rank(p, ev);
+	/* decided once: an elite newcomer meets the dynamic alignment gate before it counts */
+	if (p->nworkers && ev->ranked && !ev->reused &&
+	    (p->cfg->tools == TOOLS_EVERY ||
+	     ((p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
+	      p->admits(p->admits_ctx, ev))) &&
+	    elite_gates(p, g, i, ev) < 0)
+		return -1;
 	return finish(p, generation, ev);
 }
 
@@ -893,98 +1556,124 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
                       struct evaluation *out, size_t *done, volatile sig_atomic_t *stop)
 {
 	enum stage *stage = xcalloc(n + 1, sizeof(*stage));
-	char **cubins = xcalloc(n * p->nspecs + 1, sizeof(*cubins));
-	size_t i;
+	struct gpu_task **tasks = xcalloc(n + 1, sizeof(*tasks));
+	struct gpu_stage g;
+	size_t i, committed = 0, dispatched = 0;
+	double t0 = now_seconds();
 	int r = 0;
 
 	*done = 0;
+	gen_jobs_release(p);
 	for (i = 0; !r && i < n; i++)
 		r = stage_static(p, generation, &cands[i], &out[i], &stage[i]);
 	if (!r)
-		r = stage_compile(p, generation, n, out, stage, cubins);
-	for (i = 0; !r && i < n; i++) {
-		if (stage[i] == STAGE_GPU) {
-			if (*stop)
-				break;
-			r = stage_gpu(p, generation, &out[i], cubins + i * p->nspecs);
+		stage_submit(p, n, out, stage);
+	stage_start(&g, p);
+	/*
+	 * Candidates in order: each waits for its own builds only, so the GPU
+	 * starts on the first while the pool compiles the rest; verdicts are
+	 * committed in candidate order whichever worker finished first.
+	 */
+	for (i = 0; !r && i < n && !*stop; i++) {
+		if (stage[i] == STAGE_COMPILE)
+			r = stage_builds(p, generation, i, &out[i], &stage[i]);
+		if (!r && stage[i] == STAGE_GPU) {
+			if (p->replay) {
+				r = replay_eval(p, &out[i]);
+			} else if (p->nworkers) {
+				struct gpu_task *t = xmalloc(sizeof(*t));
+
+				r = task_prepare(p, i, &out[i], t);
+				if (r > 0) {
+					p->st.measured++;
+					tasks[i] = t;
+					stage_queue(&g, t);
+					r = 0;
+				} else {
+					free(t);
+				}
+			} else {
+				set_reason(&out[i], VARIANT_OK, GATE_CORRECT,
+				           "compiled; not timed (no GPU)");
+			}
 		}
-		if (!r)
-			*done = i + 1;
+		dispatched = i + 1;
+		/* commit what is finished, in order, while the pool and the GPU work on */
+		while (!r && committed < dispatched &&
+		       (!tasks[committed] || tasks[committed]->state == 2)) {
+			if (tasks[committed])
+				r = task_commit(p, generation, &out[committed], tasks[committed]);
+			if (!r && stage[committed] == STAGE_GPU)
+				r = stage_verdict(p, &g, generation, committed, &out[committed]);
+			committed++;
+		}
 	}
+	while (!r && committed < dispatched) {
+		if (tasks[committed]) {
+			if (p->busy)
+				p->busy(p->busy_ctx, "measuring");
+			stage_wait(&g, tasks[committed]);
+			r = task_commit(p, generation, &out[committed], tasks[committed]);
+		}
+		if (!r && stage[committed] == STAGE_GPU)
+			r = stage_verdict(p, &g, generation, committed, &out[committed]);
+		committed++;
+	}
+	stage_stop(&g);
+	*done = r ? 0 : committed;
 	/* a reused variant can precede the baseline's evaluation in the generation: rank it now */
 	for (i = 0; !r && i < *done; i++)
 		if (out[i].reused && out[i].timed && !out[i].ranked)
 			rank(p, &out[i]);
-	for (i = 0; i < n * p->nspecs; i++)
-		free(cubins[i]);
-	free(cubins);
+	for (i = 0; i < n; i++) {
+		if (tasks[i]) {
+			task_release(tasks[i]);
+			free(tasks[i]);
+		}
+	}
+	p->st.wall_gpu += now_seconds() - t0;
+	free(tasks);
 	free(stage);
 	return r;
 }
 
-int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev)
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev)
 {
-	struct worker_job job;
-	struct worker_result res;
-	struct build b;
-	size_t s, sp;
+	struct gpu_task *t;
+	size_t sp;
 	int r = 0;
 
-	double t0 = now_seconds();
-
-	if (!p->worker)
+	if (!p->nworkers)
 		return 0;
-	p->st.sanitized++;
-	for (sp = 0; sp < p->nspecs && ev->outcome == VARIANT_OK; sp++) {
-		job_init(p, &job);
-		job.sanitize = 1;
-		job.time_it = 0;
-		for (s = 0; s < p->cfg->nshapes && ev->outcome == VARIANT_OK; s++)
-			if (p->shape_spec[s] == sp)
-				job_add(p, ev, &job, s);
-		if (!job.nshapes || ev->outcome != VARIANT_OK) {
-			worker_job_release(&job);
-			continue;
-		}
-		if (sanitize_build(p, ev, sp, &b) < 0) {
-			worker_job_release(&job);
-			return -1;
-		}
-		if (b.outcome != VARIANT_OK) {
-			/* the checked wrappers do not compile: the variant cannot be verified */
-			set_reason(ev, REJECT_COMPILE, GATE_SANITIZE,
-			           "the sanitize build failed to compile");
-			build_release(&b);
-			worker_job_release(&job);
-			break;
-		}
-		job.cubin_path = b.cubin_path;
-		memset(&res, 0, sizeof(res));
-		r = worker_eval(p->worker, &job, &res);
-		if (r == 0 && res.outcome != VARIANT_OK)
-			set_reason(ev, (enum outcome)res.outcome,
-			           res.outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT, "%s",
-			           res.reason);
-		worker_result_release(&res);
-		worker_job_release(&job);
-		build_release(&b);
-		if (r < 0)
-			return -1;
+	t = xcalloc(1, sizeof(*t));
+	t->va = ev->va;
+	t->tools_only = 1;
+	memcpy(t->hash, ev->hash, sizeof(t->hash));
+	for (sp = 0; sp < p->nspecs && !r; sp++) {
+		struct compile_job one;
+
+		memset(&one, 0, sizeof(one));
+		template_build_key(ev->hash, &p->specs[sp], 0, one.key);
+		one.source = template_render(p->cfg, &ev->va, &p->specs[sp], 0);
+		one.name = p->cfg->fam.source_path;
+		one.entry = p->cfg->fam.launches[0].kernel;
+		one.options = p->options;
+		one.noptions = p->noptions;
+		compile_one(p, &one); /* the cache's, normally */
+		free(one.source);
+		if (one.result.outcome == VARIANT_OK)
+			t->cubins[sp] = xstrdup(one.result.cubin_path);
+		else
+			r = error("%s no longer compiles: %s", ev->hash, one.result.log);
+		build_release(&one.result);
 	}
-	p->st.wall_sanitize += now_seconds() - t0;
-	if (db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL,
-	                   ev->outcome,
-	                   ev->outcome == VARIANT_OK ? "no misaligned access" : ev->reason) < 0)
-		return -1;
-	if (ev->outcome != VARIANT_OK && generation >= 0) {
-		/* counted as ok when it was timed: it is a rejection after all */
-		p->st.outcomes[VARIANT_OK]--;
-		p->st.outcomes[ev->outcome]++;
-		p->st.gates[ev->gate]++;
-		ev->timed = ev->ranked = 0;
-		if (db_eval_record(p->db, p->run_id, ev->variant_id, generation, ev->outcome,
-		                   ev->reason) < 0)
-			return -1;
-	}
-	return 0;
+	if (!r && task_tools(p, t, worker_ordinal(p->workers[0])) < 0)
+		r = error("compute-sanitizer's gate on %s failed: %s", ev->hash, t->msg);
+	p->st.gpu_busy += t->busy;
+	if (!r)
+		r = tools_verdict(p, ev, t);
+	for (sp = 0; sp < p->nspecs; sp++)
+		free(t->cubins[sp]);
+	free(t);
+	return r;
 }

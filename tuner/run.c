@@ -24,8 +24,6 @@
 #define ELITE_MAX 64
 /* Seconds between heartbeats: what tells a reader on another host that the run is alive. */
 #define HEARTBEAT_SECONDS 10.0
-/* How long an observation waits between looks at a dynamic alignment gate another GPU runs. */
-#define SANITIZE_POLL_US (100 * 1000)
 
 struct run {
 	struct db *db;
@@ -49,7 +47,8 @@ struct run {
 	long long *parent_a, *parent_b; /* variant ids at proposal time, 0: none */
 	int baseline_known;             /* generation 0's first candidate has its verdict */
 	int broken;                     /* an observation stopped half-way: the search is lost */
-	int done;
+	int searched;                   /* every generation observed, or the space exhausted */
+	int done;                       /* and the final elite's gates passed */
 	/* liveness, while this process runs it (run_begin) */
 	double began, last_beat, active_before;
 };
@@ -309,6 +308,12 @@ int run_check(const struct run_request *rq, char **config_text)
 	return rc;
 }
 
+/* Whether a ranked newcomer would enter the elite, as the search stands before the generation. */
+static int admits(void *ctx, const struct evaluation *ev)
+{
+	return search_admits(ctx, &ev->va, &ev->m);
+}
+
 int run_open(struct db *db, const struct run_request *rq, long long run_id, struct worker *w,
              struct run **out)
 {
@@ -351,6 +356,8 @@ int run_open(struct db *db, const struct run_request *rq, long long run_id, stru
 		rc = EX_USAGE;
 		goto fail;
 	}
+	r->p.admits = admits;
+	r->p.admits_ctx = r->s;
 	r->cands = xcalloc((size_t)r->population, sizeof(*r->cands));
 	r->evs = xcalloc((size_t)r->population, sizeof(*r->evs));
 	r->parent_a = xcalloc((size_t)r->population, sizeof(*r->parent_a));
@@ -464,61 +471,16 @@ static int store_elite(struct run *r, double *best)
 }
 
 /*
- * The dynamic alignment gate on a candidate about to enter the elite, run
- * once per run: by this GPU when it claims it, else by the one that did, whose
- * verdict is read back. 0, 1 when stopped while waiting, -1 error().
- */
-static int sanitize_shared(struct run *r, const struct run_claimer *c, size_t i,
-                           struct evaluation *ev, volatile sig_atomic_t *stop)
-{
-	const char *hash = ev->hash;
-	struct db_eval de;
-	int got, seq = (int)i, d;
-
-	if (db_claims_offer(r->db, r->run_id, r->gen, DB_CLAIM_SANITIZE, seq, &hash, 1) < 0)
-		return -1;
-	for (;;) {
-		got = db_claim_take_seq(r->db, r->run_id, r->gen, DB_CLAIM_SANITIZE, seq,
-		                        c->server_id, c->gpu);
-		if (got < 0)
-			return -1;
-		if (got) {
-			if (pipeline_sanitize(&r->p, r->gen, ev) < 0)
-				return -1;
-			return db_claims_done(r->db, r->run_id, r->gen, DB_CLAIM_SANITIZE, &seq, 1);
-		}
-		d = db_claim_is_done(r->db, r->run_id, r->gen, DB_CLAIM_SANITIZE, seq);
-		if (d < 0)
-			return -1;
-		if (d)
-			break;
-		if (*stop)
-			return 1;
-		usleep(SANITIZE_POLL_US);
-	}
-	/* another GPU ran it: its verdict may have rejected the candidate */
-	if (db_eval_get(r->db, r->run_id, ev->variant_id, &de) < 0)
-		return -1;
-	if (de.outcome != VARIANT_OK) {
-		ev->outcome = de.outcome;
-		snprintf(ev->reason, sizeof(ev->reason), "%s", de.reason ? de.reason : "");
-		ev->timed = ev->ranked = 0;
-	}
-	db_eval_release(&de);
-	return 0;
-}
-
-/*
  * Observe the generation's verdicts in candidate order: what the search
  * learns, the population, the elite. Every candidate has its verdict in the
- * database (alone: this process just reached them). RUN_MORE, RUN_STOPPED or
- * -1.
+ * database (alone: this process just reached them). The dynamic alignment
+ * gate was decided in the evaluation, against the search as it stood before
+ * the generation (pipeline's admits), so it does not depend on who evaluated
+ * what either. RUN_MORE, RUN_STOPPED or -1.
  */
-static int observe(struct run *r, const struct run_claimer *c, size_t done,
-                   volatile sig_atomic_t *stop, struct run_progress *pg)
+static int observe(struct run *r, size_t done, struct run_progress *pg)
 {
 	size_t i, ok = 0;
-	int s;
 
 	for (i = 0; i < done; i++) {
 		struct evaluation *ev = &r->evs[i];
@@ -527,25 +489,13 @@ static int observe(struct run *r, const struct run_claimer *c, size_t done,
 		                         evolve_origin_name(r->cands[i].origin), r->parent_a[i],
 		                         r->parent_b[i]) < 0)
 			return -1;
-		if (r->worker && r->cfg.sanitize == SANITIZE_ELITE && ev->ranked &&
-		    (c || !ev->reused) && search_admits(r->s, &ev->va, &ev->m)) {
-			s = c ? sanitize_shared(r, c, i, ev, stop)
-			      : pipeline_sanitize(&r->p, r->gen, ev);
-			if (s < 0)
-				return -1;
-			if (s > 0) {
-				r->broken =
-				    1; /* observed in part: this search is no longer the run's */
-				return RUN_STOPPED;
-			}
-		}
 		search_observe(r->s, &ev->va, ev->ranked ? &ev->m : NULL);
 		ok += ev->outcome == VARIANT_OK;
 	}
 	if (store_elite(r, &pg->best) < 0)
 		return -1;
 	if (done < r->n) {
-		r->broken = 1;
+		r->broken = 1; /* observed in part: this search is no longer the run's */
 		return RUN_STOPPED;
 	}
 	pg->observed = 1;
@@ -554,9 +504,85 @@ static int observe(struct run *r, const struct run_claimer *c, size_t done,
 	pg->passed = ok;
 	r->gen++;
 	r->proposed = 0;
-	if (r->gen >= r->generations)
-		r->done = 1;
 	return RUN_MORE;
+}
+
+/*
+ * compute-sanitizer's gate on the final elite (tools: final), as tuner run
+ * does it: each member in turn until the elite is full of verified ones, the
+ * rejected recorded in the last generation, the verified elite stored as a
+ * generation of its own.
+ */
+static int verify_final(struct run *r)
+{
+	const struct member *pool[POOL_MAX];
+	size_t n = search_pool(r->s, pool, ARRAY_SIZE(pool)), i, kept = 0;
+	long long ids[POOL_MAX];
+	double fit[POOL_MAX];
+
+	for (i = 0; i < n && kept < (size_t)r->cfg.elite; i++) {
+		struct evaluation ev;
+		struct db_variant v;
+
+		memset(&ev, 0, sizeof(ev));
+		if (db_variant_get(r->db, pool[i]->id, &v) < 0)
+			return -1;
+		snprintf(ev.hash, sizeof(ev.hash), "%s", v.hash);
+		db_variant_release(&v);
+		ev.va = pool[i]->va;
+		ev.variant_id = pool[i]->id;
+		ev.outcome = VARIANT_OK;
+		ev.ranked = ev.timed = 1;
+		if (pipeline_tools_gate(&r->p, &ev) < 0)
+			return -1;
+		if (ev.outcome != VARIANT_OK) {
+			if (db_eval_record(r->db, r->run_id, ev.variant_id, r->gen - 1, ev.outcome,
+			                   ev.reason) < 0)
+				return -1;
+			continue;
+		}
+		ids[kept] = pool[i]->id;
+		fit[kept++] = pool[i]->fitness;
+	}
+	return db_elite_store(r->db, r->run_id, r->gen, ids, fit, kept);
+}
+
+/*
+ * After the search: the final elite's gates, once per run (claimed by one GPU,
+ * as the generation after the last), then done.
+ */
+static int final_step(struct run *r, const struct run_claimer *c)
+{
+	static const char *const what[] = {"final elite"};
+	int got;
+
+	if (!r->worker || r->cfg.tools != TOOLS_FINAL || r->gen == 0) {
+		r->done = 1;
+		return RUN_DONE;
+	}
+	if (!c) {
+		if (verify_final(r) < 0)
+			return -1;
+		r->done = 1;
+		return RUN_DONE;
+	}
+	if (db_claims_offer(r->db, r->run_id, r->gen, 0, what, 1) < 0)
+		return -1;
+	got = db_claim_take_seq(r->db, r->run_id, r->gen, 0, c->server_id, c->gpu);
+	if (got < 0)
+		return -1;
+	if (got) {
+		int seq = 0;
+
+		if (verify_final(r) < 0 || db_claims_done(r->db, r->run_id, r->gen, &seq, 1) < 0)
+			return -1;
+	} else {
+		got = db_claim_is_done(r->db, r->run_id, r->gen, 0);
+		if (got <= 0)
+			return got < 0 ? -1 : RUN_WAIT;
+	}
+	r->done = 1;
+	return RUN_DONE;
 }
 
 /* Alone: evaluate the whole generation, then observe what was reached. */
@@ -568,7 +594,7 @@ static int step_alone(struct run *r, volatile sig_atomic_t *stop, struct run_pro
 	if (pipeline_evaluate(&r->p, r->gen, r->cands, r->n, r->evs, &done, stop) < 0)
 		return -1;
 	pg->evaluated = (size_t)(r->p.st.evaluated - r->p.st.reused - before);
-	return observe(r, NULL, done, stop, pg);
+	return observe(r, done, pg);
 }
 
 /* Whether generation 0's first candidate, the baseline, has its verdict in this run. */
@@ -615,9 +641,9 @@ static int evaluate_claimed(struct run *r, const struct run_claimer *c, const in
 		rc = pipeline_evaluate(&r->p, r->gen, sub, k, evs, &done, stop);
 	if (!rc)
 		pg->evaluated = (size_t)(r->p.st.evaluated - r->p.st.reused - before);
-	if (!rc && db_claims_done(r->db, r->run_id, r->gen, DB_CLAIM_EVAL, seqs, done) < 0)
+	if (!rc && db_claims_done(r->db, r->run_id, r->gen, seqs, done) < 0)
 		rc = -1;
-	if (db_claims_return(r->db, r->run_id, r->gen, DB_CLAIM_EVAL, seqs + done, k - done) < 0)
+	if (db_claims_return(r->db, r->run_id, r->gen, seqs + done, k - done) < 0)
 		rc = -1;
 	free(sub);
 	free(evs);
@@ -639,7 +665,7 @@ static int step_claimed(struct run *r, const struct run_claimer *c, volatile sig
 		return -1;
 	if (!b) {
 		/* nothing is ranked before the baseline is timed: it goes first, alone */
-		b = db_claim_take_seq(r->db, r->run_id, 0, DB_CLAIM_EVAL, 0, c->server_id, c->gpu);
+		b = db_claim_take_seq(r->db, r->run_id, 0, 0, c->server_id, c->gpu);
 		if (b < 0)
 			return -1;
 		if (!b)
@@ -650,8 +676,7 @@ static int step_claimed(struct run *r, const struct run_claimer *c, volatile sig
 		return rc;
 	}
 	seqs = xcalloc(max, sizeof(*seqs));
-	if (db_claims_take(r->db, r->run_id, r->gen, DB_CLAIM_EVAL, c->server_id, c->gpu, max, seqs,
-	                   &k) < 0) {
+	if (db_claims_take(r->db, r->run_id, r->gen, c->server_id, c->gpu, max, seqs, &k) < 0) {
 		free(seqs);
 		return -1;
 	}
@@ -663,14 +688,14 @@ static int step_claimed(struct run *r, const struct run_claimer *c, volatile sig
 	free(seqs);
 	if (k || rc < 0)
 		return rc;
-	if (db_claims_state(r->db, r->run_id, r->gen, DB_CLAIM_EVAL, &offered, &done, &held) < 0)
+	if (db_claims_state(r->db, r->run_id, r->gen, &offered, &done, &held) < 0)
 		return -1;
 	if (done < offered)
 		return RUN_WAIT;
 	/* every verdict is in: observe them all, in order, answered from the database */
 	if (pipeline_evaluate(&r->p, r->gen, r->cands, r->n, r->evs, &i, stop) < 0)
 		return -1;
-	return observe(r, c, i, stop, pg);
+	return observe(r, i, pg);
 }
 
 int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *stop,
@@ -685,16 +710,20 @@ int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *
 	pg->best = NAN;
 	if (r->broken)
 		BUG("run %lld stepped after an observation stopped half-way", r->run_id);
-	if (r->done || r->gen >= r->generations) {
-		r->done = 1;
+	if (r->done)
 		return RUN_DONE;
-	}
+	if (r->gen >= r->generations)
+		r->searched = 1;
+	if (r->searched)
+		return final_step(r, c);
 	if (!r->proposed) {
 		propose(r);
 		if (r->n == 0) {
-			r->done = 1; /* the space is exhausted */
-			return RUN_DONE;
+			r->searched = 1; /* the space is exhausted */
+			return final_step(r, c);
 		}
+		/* racing is fixed for the generation, from what the run knows before it */
+		pipeline_race_set(&r->p, search_race_bar(r->s));
 		if (c) {
 			/* every server proposes the same: offering them again changes nothing */
 			h = xcalloc(r->n, sizeof(*h));
@@ -703,16 +732,12 @@ int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *
 				template_variant_hash(&r->cfg, &r->cands[i].va, h[i]);
 				((const char **)hashes)[i] = h[i];
 			}
-			rc = db_claims_offer(r->db, r->run_id, r->gen, DB_CLAIM_EVAL, 0, hashes,
-			                     r->n);
+			rc = db_claims_offer(r->db, r->run_id, r->gen, 0, hashes, r->n);
 			free((void *)hashes);
 			free(h);
 			if (rc < 0)
 				return -1;
 		}
 	}
-	rc = c ? step_claimed(r, c, stop, pg) : step_alone(r, stop, pg);
-	if (rc == RUN_MORE && r->done)
-		rc = RUN_DONE;
-	return rc;
+	return c ? step_claimed(r, c, stop, pg) : step_alone(r, stop, pg);
 }

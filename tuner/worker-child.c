@@ -10,6 +10,7 @@
 
 #include "tuner/common.h"
 #include "tuner/cuda.h"
+#include "tuner/nvml.h"
 #include "tuner/problem.h"
 #include "tuner/wire.h"
 #include "tuner/worker.h"
@@ -17,6 +18,9 @@
 #include "../kernels/include/tuner_sanitize.h"
 
 #define WORKER_TAG "tuner-worker"
+
+#define GUARD_BYTES   (64u << 10) /* before and after each buffer a candidate is checked on */
+#define GUARD_PATTERN 0xa5
 
 /* What tuner_compare accumulates (kernels/support/tuner_support.cu, struct tuner_cmp). */
 struct worker_cmp {
@@ -40,6 +44,8 @@ struct dbuf {
 struct ref_entry {
 	char key[HASH_HEX_LEN];
 	struct dbuf in[WORKER_MAX_BUFS], ref[WORKER_MAX_BUFS];
+	CUdeviceptr in_p[WORKER_MAX_BUFS]; /* an input's data, between its guard zones */
+	size_t in_bytes[WORKER_MAX_BUFS];
 	unsigned long long cks[WORKER_MAX_BUFS];
 	size_t bytes;
 	unsigned long long used; /* LRU stamp */
@@ -47,7 +53,7 @@ struct ref_entry {
 
 /* The candidate's view of one shape's buffers: what each argument points at. */
 struct views {
-	CUdeviceptr p[WORKER_MAX_BUFS];
+	CUdeviceptr p[WORKER_MAX_BUFS];    /* between guard zones, except inputs (the entry's) */
 	struct dbuf own[WORKER_MAX_BUFS];  /* outputs, inout copies, scratch */
 	struct dbuf prev[WORKER_MAX_BUFS]; /* outputs of the first run */
 };
@@ -78,6 +84,10 @@ struct child {
 	size_t ncache, cache_alloc, cache_bytes;
 	unsigned long long clock;
 	struct dbuf stats, flush, arena;
+	struct dbuf guard_ref; /* GUARD_BYTES of GUARD_PATTERN, what a guard zone must still hold */
+	struct views views;    /* the candidate's buffers, kept across jobs and grown as needed */
+	struct nvml_gpu *nvml; /* NULL: clocks are not watched */
+	struct ref_entry *spoiled; /* a candidate wrote into it: dropped after the shape */
 	/* the job in flight */
 	CUmodule mod;
 	CUdeviceptr san;
@@ -267,6 +277,54 @@ static int diff(struct child *c, CUdeviceptr a, CUdeviceptr b, unsigned long lon
 	*count = r[0];
 	*first = r[1];
 	return 0;
+}
+
+/*
+ * Guard zones: GUARD_BYTES of a known pattern before and after every buffer a
+ * candidate is checked on, so that a write past an end is seen even where it
+ * faults nothing (rows past S, a padded stride).
+ */
+static int guard_fill(struct child *c, CUdeviceptr p, size_t bytes)
+{
+	CU_CHECK(cuda.MemsetD8(p - GUARD_BYTES, GUARD_PATTERN, GUARD_BYTES));
+	CU_CHECK(cuda.MemsetD8(p + bytes, GUARD_PATTERN, GUARD_BYTES));
+	return 0;
+}
+
+/* Bytes written into the guards of [p, p + bytes): *before and *after, and the first offset. */
+static int guard_check(struct child *c, CUdeviceptr p, size_t bytes, unsigned long long *before,
+                       unsigned long long *after, long long *first)
+{
+	unsigned long long f1, f2;
+
+	if (diff(c, p - GUARD_BYTES, c->guard_ref.p, GUARD_BYTES, 1, before, &f1) < 0 ||
+	    diff(c, p + bytes, c->guard_ref.p, GUARD_BYTES, 1, after, &f2) < 0)
+		return -1;
+	*first = *before ? -(long long)(GUARD_BYTES - f1) : (long long)f2;
+	return 0;
+}
+
+/* 1 (sr filled) when buffer k's guards were written, 0 when not, -1 on an error. */
+static int guards_intact(struct child *c, const struct worker_shape_job *sh, size_t k,
+                         CUdeviceptr p, const char *when, struct worker_shape_result *sr)
+{
+	unsigned long long before, after;
+	long long first;
+
+	if (guard_check(c, p, buf_bytes(&sh->bufs[k]), &before, &after, &first) < 0)
+		return -1;
+	if (!before && !after)
+		return 0;
+	sr->outcome = REJECT_WRONG;
+	set_text(sr->reason, sizeof(sr->reason),
+	         "shape '%s'%s: writes out of bounds of '%s': %llu bytes %s (the first at byte "
+	         "%+lld from its %s)",
+	         sh->name, when, sh->bufs[k].name, before + after,
+	         before && after ? "before its start and after its end"
+	         : before        ? "before its start"
+	                         : "past its end",
+	         first, first < 0 ? "start" : "end");
+	return 1;
 }
 
 /* The candidate's output against the reference's, on the GPU. */
@@ -541,9 +599,11 @@ static int entry_alloc(const struct worker_shape_job *sh, struct ref_entry *e)
 		const struct worker_buf *b = &sh->bufs[k];
 
 		if (is_input(b)) {
-			if (dbuf_alloc(&e->in[k], buf_bytes(b)) < 0)
+			if (dbuf_alloc(&e->in[k], buf_bytes(b) + 2 * GUARD_BYTES) < 0)
 				return -1;
-			e->bytes += buf_bytes(b);
+			e->in_p[k] = e->in[k].p + GUARD_BYTES;
+			e->in_bytes[k] = buf_bytes(b);
+			e->bytes += buf_bytes(b) + 2 * GUARD_BYTES;
 		}
 		if (is_output(b)) {
 			if (dbuf_alloc(&e->ref[k], ref_bytes(b)) < 0)
@@ -570,14 +630,14 @@ static int entry_fill(struct child *c, const struct worker_shape_job *sh, struct
 
 		p[k] = 0;
 		if (is_input(b) &&
-		    fill(c, e->in[k].p, b, b->dtype, b->fill, fill_key(seed, b->name), 0) < 0)
+		    fill(c, e->in_p[k], b, b->dtype, b->fill, fill_key(seed, b->name), 0) < 0)
 			return -1;
 		if (b->role == ROLE_OUT && poison(c, e->ref[k].p, b, b->ref_dtype, 0) < 0)
 			return -1;
 		if (b->role == ROLE_INOUT &&
-		    convert(c, e->in[k].p, b->dtype, e->ref[k].p, b->ref_dtype, b->count) < 0)
+		    convert(c, e->in_p[k], b->dtype, e->ref[k].p, b->ref_dtype, b->count) < 0)
 			return -1;
-		p[k] = is_output(b) ? e->ref[k].p : e->in[k].p;
+		p[k] = is_output(b) ? e->ref[k].p : e->in_p[k];
 	}
 	for (k = 0; r == 0 && k < sh->nbufs; k++) {
 		const struct worker_buf *b = &sh->bufs[k];
@@ -598,7 +658,7 @@ static int entry_fill(struct child *c, const struct worker_shape_job *sh, struct
 		dbuf_free(&scratch[k]);
 	for (k = 0; !r && k < sh->nbufs; k++)
 		if (sh->bufs[k].role == ROLE_IN)
-			r = checksum(c, e->in[k].p, e->in[k].bytes, &e->cks[k]);
+			r = checksum(c, e->in_p[k], e->in_bytes[k], &e->cks[k]);
 	return r;
 }
 
@@ -692,6 +752,9 @@ static int support_load(struct child *c, const struct worker_job *job)
 	CU_CHECK(cuda.ModuleGetFunction(&c->f_worst, c->sup_mod, "tuner_find_worst"));
 	CU_CHECK(cuda.ModuleGetFunction(&c->f_diff, c->sup_mod, "tuner_diff"));
 	CU_CHECK(cuda.ModuleGetFunction(&c->f_checksum, c->sup_mod, "tuner_checksum"));
+	if (dbuf_alloc(&c->guard_ref, GUARD_BYTES) < 0)
+		return -1;
+	CU_CHECK(cuda.MemsetD8(c->guard_ref.p, GUARD_PATTERN, GUARD_BYTES));
 	return dbuf_alloc(&c->stats, 4096);
 }
 
@@ -806,12 +869,12 @@ static int views_init(const struct worker_shape_job *sh, const struct ref_entry 
 		const struct worker_buf *b = &sh->bufs[k];
 
 		if (b->role == ROLE_IN) {
-			v->p[k] = e->in[k].p;
+			v->p[k] = e->in_p[k];
 			continue;
 		}
-		if (dbuf_alloc(&v->own[k], buf_bytes(b)) < 0)
+		if (dbuf_alloc(&v->own[k], buf_bytes(b) + 2 * GUARD_BYTES) < 0)
 			return -1;
-		v->p[k] = v->own[k].p;
+		v->p[k] = v->own[k].p + GUARD_BYTES;
 		if (runs == 2 && is_output(b) && dbuf_alloc(&v->prev[k], buf_bytes(b)) < 0)
 			return -1;
 	}
@@ -827,8 +890,10 @@ static int views_prepare(struct child *c, const struct worker_shape_job *sh,
 	for (k = 0; k < sh->nbufs; k++) {
 		const struct worker_buf *b = &sh->bufs[k];
 
+		if (b->role != ROLE_IN && guard_fill(c, v->p[k], buf_bytes(b)) < 0)
+			return -1;
 		if (b->role == ROLE_INOUT)
-			CU_CHECK(cuda.MemcpyDtoD(v->p[k], e->in[k].p, buf_bytes(b)));
+			CU_CHECK(cuda.MemcpyDtoD(v->p[k], e->in_p[k], buf_bytes(b)));
 		else if (b->role == ROLE_OUT && poison(c, v->p[k], b, b->dtype, run) < 0)
 			return -1;
 		else if (b->role == ROLE_SCRATCH &&
@@ -878,19 +943,23 @@ static int judge_output(struct child *c, const struct worker_shape_job *sh,
 }
 
 /* Inputs must come out as they went in. 1 when one changed (sr filled). */
-static int inputs_unchanged(struct child *c, const struct worker_shape_job *sh,
-                            const struct ref_entry *e, const char *when,
-                            struct worker_shape_result *sr)
+static int inputs_unchanged(struct child *c, const struct worker_shape_job *sh, struct ref_entry *e,
+                            const char *when, struct worker_shape_result *sr)
 {
 	unsigned long long now;
 	size_t k;
+	int r;
 
 	for (k = 0; k < sh->nbufs; k++) {
 		if (sh->bufs[k].role != ROLE_IN)
 			continue;
-		if (checksum(c, e->in[k].p, e->in[k].bytes, &now) < 0)
+		if (checksum(c, e->in_p[k], e->in_bytes[k], &now) < 0)
 			return -1;
-		if (now != e->cks[k]) {
+		if (now != e->cks[k] || (r = guards_intact(c, sh, k, e->in_p[k], when, sr)) != 0) {
+			/* the entry's data is no longer the reference's: nobody else may use it */
+			c->spoiled = e;
+			if (now == e->cks[k])
+				return r;
 			sr->outcome = REJECT_WRONG;
 			set_text(
 			    sr->reason, sizeof(sr->reason),
@@ -912,12 +981,14 @@ static int inputs_unchanged(struct child *c, const struct worker_shape_job *sh,
 static int check_shape(struct child *c, const struct worker_job *job,
                        const struct worker_shape_job *sh, struct worker_shape_result *sr)
 {
-	int seeds = job->sanitize ? 1 : (job->check_seeds > 0 ? job->check_seeds : 1);
+	/* a ragged shape is checked on one seed: the suite shapes carry the rest */
+	int seeds =
+	    job->sanitize || sh->check_only ? 1 : (job->check_seeds > 0 ? job->check_seeds : 1);
 	int runs = job->sanitize ? 1 : 2, seed, run, r = 0;
 	unsigned long long count, first;
 	struct tuner_san_log log;
 	struct ref_entry *e;
-	struct views v;
+	struct views *v = &c->views;
 	char why[256];
 	size_t k;
 
@@ -925,18 +996,17 @@ static int check_shape(struct child *c, const struct worker_job *job,
 	for (seed = 0; seed < seeds; seed++) {
 		if (!(e = cache_get(c, job, sh, seed)))
 			return -1;
-		memset(&v, 0, sizeof(v));
-		if (views_init(sh, e, runs, &v) < 0)
+		if (views_init(sh, e, runs, v) < 0)
 			goto fail;
 		for (run = 0; run < runs; run++) {
 			tick(c->fd, c->where, "shape '%s' seed %d: candidate run %d", sh->name,
 			     seed, run + 1);
-			if (views_prepare(c, sh, e, &v, run) < 0)
+			if (views_prepare(c, sh, e, v, run) < 0)
 				goto fail;
 			if (job->sanitize && cuda.MemsetD8(c->san, 0, sizeof(log)) != CUDA_SUCCESS)
 				goto fail;
 			c->blame = 1;
-			if (run_calls(c, c->mod, sh, sh->calls, sh->ncalls, v.p) < 0)
+			if (run_calls(c, c->mod, sh, sh->calls, sh->ncalls, v->p) < 0)
 				goto fail;
 			if (cuda.StreamSynchronize(c->stream) != CUDA_SUCCESS) {
 				cuda_check_failed(cuda.CtxSynchronize(), "cuStreamSynchronize",
@@ -954,18 +1024,25 @@ static int check_shape(struct child *c, const struct worker_job *job,
 					goto verdict;
 				}
 			}
+			/* inputs and every guard zone, after each run: a write is seen at once */
+			if ((r = inputs_unchanged(c, sh, e, "", sr)) != 0)
+				goto done;
+			for (k = 0; k < sh->nbufs; k++)
+				if (sh->bufs[k].role != ROLE_IN &&
+				    (r = guards_intact(c, sh, k, v->p[k], "", sr)) != 0)
+					goto done;
 			for (k = 0; run == 0 && runs == 2 && k < sh->nbufs; k++)
-				if (v.prev[k].p &&
-				    cuda.MemcpyDtoD(v.prev[k].p, v.p[k], buf_bytes(&sh->bufs[k])) !=
-				        CUDA_SUCCESS)
+				if (v->prev[k].p &&
+				    cuda.MemcpyDtoD(v->prev[k].p, v->p[k],
+				                    buf_bytes(&sh->bufs[k])) != CUDA_SUCCESS)
 					goto fail;
 		}
 		for (k = 0; runs == 2 && k < sh->nbufs; k++) {
 			const struct worker_buf *b = &sh->bufs[k];
 
-			if (!v.prev[k].p)
+			if (!v->prev[k].p)
 				continue;
-			if (diff(c, v.prev[k].p, v.p[k], b->count,
+			if (diff(c, v->prev[k].p, v->p[k], b->count,
 			         (int)dtype_size((enum dtype)b->dtype), &count, &first) < 0)
 				goto fail;
 			if (count) {
@@ -983,26 +1060,25 @@ static int check_shape(struct child *c, const struct worker_job *job,
 				goto verdict;
 			}
 		}
-		if ((r = inputs_unchanged(c, sh, e, "", sr)) != 0)
-			goto done;
 		for (k = 0; k < sh->nbufs; k++) {
 			if (!is_output(&sh->bufs[k]))
 				continue;
-			r = judge_output(c, sh, &sh->bufs[k], v.p[k], e->ref[k].p, "", sr);
+			r = judge_output(c, sh, &sh->bufs[k], v->p[k], e->ref[k].p, "", sr);
 			if (r)
 				goto done;
 		}
-		views_free(&v);
 	}
 	sr->outcome = VARIANT_OK;
 	return 0;
 verdict:
 	r = 1;
 done:
-	views_free(&v);
+	if (c->spoiled) {
+		cache_drop(c, (size_t)(c->spoiled - c->cache));
+		c->spoiled = NULL;
+	}
 	return r < 0 ? -1 : 0;
 fail:
-	views_free(&v);
 	return -1;
 }
 
@@ -1117,9 +1193,9 @@ static int sets_init(struct child *c, const struct worker_job *job,
 			ts->p[s][k] = c->arena.p + off;
 			off += round_up(buf_bytes(b), 256);
 			if (b->role == ROLE_IN && s == 0)
-				ts->p[s][k] = e->in[k].p;
+				ts->p[s][k] = e->in_p[k];
 			else if (is_input(b))
-				CU_CHECK(cuda.MemcpyDtoD(ts->p[s][k], e->in[k].p, buf_bytes(b)));
+				CU_CHECK(cuda.MemcpyDtoD(ts->p[s][k], e->in_p[k], buf_bytes(b)));
 		}
 		for (i = 0; i < sh->ncalls; i++)
 			if (build_args(sh, &sh->calls[i], ts->p[s], &ts->args[s][i]) < 0)
@@ -1153,9 +1229,8 @@ static int call_on_set(struct child *c, const struct worker_shape_job *sh, struc
  * compare each set's outputs with the reference and the inputs with their
  * checksums. 1 when something is off (sr filled).
  */
-static int verify_timed(struct child *c, const struct worker_shape_job *sh,
-                        const struct ref_entry *e, struct timing_sets *ts,
-                        struct worker_shape_result *sr)
+static int verify_timed(struct child *c, const struct worker_shape_job *sh, struct ref_entry *e,
+                        struct timing_sets *ts, struct worker_shape_result *sr)
 {
 	char when[64];
 	size_t s, k;
@@ -1204,7 +1279,7 @@ static int time_shape(struct child *c, const struct worker_job *job,
                       const struct worker_shape_job *sh, struct worker_shape_result *sr)
 {
 	int launches = job->launches > 0 ? job->launches : 1;
-	int repeats = job->repeats > 0 ? job->repeats : 1, i, r;
+	int repeats = job->repeats > 0 ? job->repeats : 1, i, r, attempt;
 	int min_repeats =
 	    job->min_repeats > 0 && job->min_repeats < repeats ? job->min_repeats : repeats;
 	struct timing_sets ts;
@@ -1240,24 +1315,46 @@ static int time_shape(struct child *c, const struct worker_job *job,
 	    cuda.StreamSynchronize(c->stream) != CUDA_SUCCESS)
 		goto fail_sync;
 	sr->samples_us = xmalloc((size_t)repeats * sizeof(double));
-	for (i = 0; i < repeats; i++) {
-		if (!job->l2_hot && c->flush.bytes &&
-		    cuda.MemsetD32Async(c->flush.p, (unsigned)i, c->flush.bytes / 4, c->stream) !=
-		        CUDA_SUCCESS)
-			goto fail_sync;
-		if (cuda.EventRecord(c->ev[0], c->stream) != CUDA_SUCCESS ||
-		    cuda.GraphLaunch(c->exec, c->stream) != CUDA_SUCCESS ||
-		    cuda.EventRecord(c->ev[1], c->stream) != CUDA_SUCCESS ||
-		    cuda.EventSynchronize(c->ev[1]) != CUDA_SUCCESS ||
-		    cuda.EventElapsedTime(&ms, c->ev[0], c->ev[1]) != CUDA_SUCCESS)
-			goto fail_sync;
-		sr->samples_us[i] = (double)ms * 1000.0 / launches;
-		sr->nsamples = (size_t)i + 1;
-		if (i + 1 >= min_repeats && settled(sr->samples_us, sr->nsamples, job->rel_ci))
+	for (attempt = 0; attempt < 2; attempt++) {
+		struct nvml_state before, after;
+		int watched = c->nvml && nvml_read(c->nvml, &before) == 0;
+
+		sr->nsamples = 0;
+		for (i = 0; i < repeats; i++) {
+			if (!job->l2_hot && c->flush.bytes &&
+			    cuda.MemsetD32Async(c->flush.p, (unsigned)i, c->flush.bytes / 4,
+			                        c->stream) != CUDA_SUCCESS)
+				goto fail_sync;
+			if (cuda.EventRecord(c->ev[0], c->stream) != CUDA_SUCCESS ||
+			    cuda.GraphLaunch(c->exec, c->stream) != CUDA_SUCCESS ||
+			    cuda.EventRecord(c->ev[1], c->stream) != CUDA_SUCCESS ||
+			    cuda.EventSynchronize(c->ev[1]) != CUDA_SUCCESS ||
+			    cuda.EventElapsedTime(&ms, c->ev[0], c->ev[1]) != CUDA_SUCCESS)
+				goto fail_sync;
+			sr->samples_us[i] = (double)ms * 1000.0 / launches;
+			sr->nsamples = (size_t)i + 1;
+			if (i + 1 >= min_repeats &&
+			    settled(sr->samples_us, sr->nsamples, job->rel_ci))
+				break;
+		}
+		if (!watched || nvml_read(c->nvml, &after) < 0)
 			break;
+		sr->sm_mhz = (before.sm_mhz + after.sm_mhz) / 2.0;
+		sr->temp_c = after.temp_c;
+		sr->power_w = after.power_w;
+		sr->throttle = before.throttle | after.throttle;
+		if (!sr->throttle || attempt)
+			break;
+		/* slowed down while timed: the samples are not the kernel's, take them again */
+		sr->retaken = 1;
+		tick(c->fd, c->where, "shape '%s': throttled, timing again", sh->name);
 	}
 	c->blame = 0;
 	r = verify_timed(c, sh, e, &ts, sr);
+	if (c->spoiled) {
+		cache_drop(c, (size_t)(c->spoiled - c->cache));
+		c->spoiled = NULL;
+	}
 	sets_free(&ts);
 	return r < 0 ? -1 : 0;
 fail_sync:
@@ -1363,7 +1460,7 @@ static void child_job(struct child *c, const struct worker_job *job, struct work
 	if (job_validate(job) < 0 || support_load(c, job) < 0 || ref_load(c, job) < 0 ||
 	    candidate_load(c, job) < 0)
 		goto failed;
-	for (i = 0; i < job->nshapes; i++) {
+	for (i = 0; job->check && i < job->nshapes; i++) {
 		sr = &res->shapes[i];
 		res->nshapes = i + 1;
 		if (check_shape(c, job, &job->shapes[i], sr) < 0)
@@ -1379,6 +1476,8 @@ static void child_job(struct child *c, const struct worker_job *job, struct work
 		if (job->shapes[i].check_only)
 			continue;
 		sr = &res->shapes[i];
+		res->nshapes = res->nshapes > i + 1 ? res->nshapes : i + 1;
+		sr->outcome = VARIANT_OK;
 		if (time_shape(c, job, &job->shapes[i], sr) < 0)
 			goto failed;
 		timing_cleanup(c, 0);
@@ -1428,6 +1527,14 @@ static int child_open(struct child *c, char *name, size_t namelen, char *driver,
 	c->have_stream = 1;
 	for (c->nev = 0; c->nev < 2; c->nev++)
 		CU_CHECK(cuda.EventCreate(&c->ev[c->nev], CU_EVENT_DEFAULT));
+	{
+		char bus[32], why[200];
+
+		if (cuda.DeviceGetPCIBusId(bus, sizeof(bus), c->dev) == CUDA_SUCCESS)
+			c->nvml = nvml_open(bus, why, sizeof(why));
+		if (!c->nvml && getenv("TUNER_WORKER_VERBOSE"))
+			fprintf(stderr, "worker: %s\n", why);
+	}
 	CU_CHECK(cuda.MemGetInfo(&free_bytes, &total));
 	/* inputs and references of the shape suite stay resident up to a third of the free memory
 	 */
@@ -1442,7 +1549,9 @@ static void child_close(struct child *c, int broken)
 	job_cleanup(c, broken);
 	if (!broken && c->have_ctx) {
 		cache_clear(c);
+		views_free(&c->views);
 		dbuf_free(&c->stats);
+		dbuf_free(&c->guard_ref);
 		dbuf_free(&c->flush);
 		dbuf_free(&c->arena);
 		if (c->ref_mod)
@@ -1459,6 +1568,7 @@ static void child_close(struct child *c, int broken)
 	free(c->cache);
 	free(c->ref_path);
 	free(c->sup_path);
+	nvml_close(c->nvml);
 }
 
 static int child_main(int fd, int device)

@@ -68,8 +68,8 @@ void worker_job_encode(const struct worker_job *job, struct strbuf *out)
 	        "timeout=%.17g\n",
 	        job->warmup, job->repeats, job->min_repeats, job->rel_ci, job->launches,
 	        job->l2_hot, job->timeout_s);
-	sb_addf(out, "sanitize=%d\ntime_it=%d\nnshapes=%zu\n", job->sanitize, job->time_it,
-	        job->nshapes);
+	sb_addf(out, "sanitize=%d\ncheck=%d\ntime_it=%d\nnshapes=%zu\n", job->sanitize, job->check,
+	        job->time_it, job->nshapes);
 	for (i = 0; i < job->nshapes; i++) {
 		const struct worker_shape_job *s = &job->shapes[i];
 
@@ -375,6 +375,8 @@ int worker_job_decode(char *msg, size_t len, struct worker_job *job)
 			r = wire_parse_int(key, val, &job->sanitize);
 		else if (!strcmp(key, "time_it"))
 			r = wire_parse_int(key, val, &job->time_it);
+		else if (!strcmp(key, "check"))
+			r = wire_parse_int(key, val, &job->check);
 		else if (!strcmp(key, "nshapes")) {
 			r = wire_parse_ull(key, val, &n);
 			if (r == 0 && (n > WORKER_MAX_SHAPES || job->nshapes))
@@ -423,7 +425,8 @@ void worker_result_encode(const struct worker_result *res, unsigned flags, struc
 		        s->rel_l2, i, s->max_abs, i);
 		for (j = 0; j < s->nsamples; j++)
 			sb_addf(out, j ? " %.17g" : "%.17g", s->samples_us[j]);
-		sb_add(out, "\n", 1);
+		sb_addf(out, "\nshape.%zu.clock=%.17g %.17g %.17g %llu %d\n", i, s->sm_mhz,
+		        s->temp_c, s->power_w, s->throttle, s->retaken);
 	}
 }
 
@@ -476,6 +479,12 @@ static int decode_result_shape(struct worker_shape_result *s, const char *field,
 		return wire_parse_dbl(key, val, &s->max_abs);
 	if (!strcmp(field, "samples"))
 		return decode_samples(key, val, s);
+	if (!strcmp(field, "clock")) {
+		if (sscanf(val, "%lf %lf %lf %llu %d", &s->sm_mhz, &s->temp_c, &s->power_w,
+		           &s->throttle, &s->retaken) != 5)
+			return error("wire protocol: bad clock '%.80s' for '%s'", val, key);
+		return 0;
+	}
 	return error("wire protocol: unknown key '%s'", key);
 }
 

@@ -36,6 +36,9 @@ struct worker {
 	long long l2_bytes;
 	struct strbuf msg;
 	char phase[200]; /* what the child said it was doing last */
+	/* a worker under compute-sanitizer: the tool's path, its --tool and its log file */
+	const char *tool_path, *tool, *tool_log;
+	char exe[4096]; /* this binary, which the tool starts */
 };
 
 static void describe_status(int status, char *buf, size_t len)
@@ -95,7 +98,7 @@ static void close_from(int lo)
 }
 
 /* Between fork and exec: async-signal-safe calls only. */
-static _Noreturn void exec_child(int fd, pid_t parent, char *const argv[])
+static _Noreturn void exec_child(int fd, pid_t parent, const char *path, char *const argv[])
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -122,7 +125,7 @@ static _Noreturn void exec_child(int fd, pid_t parent, char *const argv[])
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGPIPE, &sa, NULL);
-	execv("/proc/self/exe", argv);
+	execv(path, argv);
 	_exit(127);
 }
 
@@ -173,6 +176,21 @@ static int worker_spawn(struct worker *w, char *why, size_t whylen)
 {
 	char fdarg[32], devarg[32], st[64];
 	char *argv[] = {"tuner", "__worker", fdarg, devarg, NULL};
+	/* under the tool: it starts this binary itself, and checks only the candidate's kernels */
+	char *targv[] = {"compute-sanitizer",
+	                 "--tool",
+	                 (char *)w->tool,
+	                 "--log-file",
+	                 (char *)w->tool_log,
+	                 "--print-limit",
+	                 "10",
+	                 "--kernel-name-exclude",
+	                 "kns=tuner_",
+	                 w->exe,
+	                 "__worker",
+	                 fdarg,
+	                 devarg,
+	                 NULL};
 	pid_t parent = getpid(), pid;
 	int sv[2], r, status;
 
@@ -190,7 +208,8 @@ static int worker_spawn(struct worker *w, char *why, size_t whylen)
 		return -1;
 	}
 	if (pid == 0)
-		exec_child(sv[1], parent, argv);
+		exec_child(sv[1], parent, w->tool ? w->tool_path : "/proc/self/exe",
+		           w->tool ? targv : argv);
 	close(sv[1]);
 	w->pid = pid;
 	w->fd = sv[0];
@@ -212,6 +231,37 @@ static int worker_spawn(struct worker *w, char *why, size_t whylen)
 	else
 		snprintf(why, whylen, "the GPU worker spoke an unknown protocol");
 	return -1;
+}
+
+/*
+ * The one-off worker under compute-sanitizer, on device: its log is read by
+ * worker_tool_report. 0, or -1 with why.
+ */
+static int tool_start(struct worker **out, int device, const char *path, const char *tool,
+                      const char *log, char *why, size_t whylen)
+{
+	struct worker *w = xcalloc(1, sizeof(*w));
+	ssize_t n = readlink("/proc/self/exe", w->exe, sizeof(w->exe) - 1);
+
+	*out = NULL;
+	w->fd = -1;
+	w->device = device;
+	w->tool_path = path;
+	w->tool = tool;
+	w->tool_log = log;
+	if (n <= 0) {
+		snprintf(why, whylen, "cannot find this binary: %s", strerror(errno));
+		free(w);
+		return -1;
+	}
+	w->exe[n] = '\0';
+	if (worker_spawn(w, why, whylen) < 0) {
+		sb_release(&w->msg);
+		free(w);
+		return -1;
+	}
+	*out = w;
+	return 0;
 }
 
 int worker_start_on(struct worker **out, int device, char *why, size_t whylen)
@@ -254,6 +304,11 @@ int worker_device(struct worker *w, char *name, size_t namelen, char *driver, si
 long worker_pid(const struct worker *w)
 {
 	return w ? (long)w->pid : 0;
+}
+
+int worker_ordinal(const struct worker *w)
+{
+	return w ? w->device : -1;
 }
 
 int worker_cc(const struct worker *w)
@@ -350,4 +405,114 @@ void worker_stop(struct worker *w)
 	}
 	sb_release(&w->msg);
 	free(w);
+}
+
+/* ------------------------------------------------------ compute-sanitizer */
+
+int worker_tool_path(char *out, size_t len)
+{
+	const char *env = getenv("TUNER_COMPUTE_SANITIZER"), *path = getenv("PATH");
+	char buf[4096];
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, X_OK) == 0 ? 0 : -1;
+	}
+	snprintf(out, len, "%s/bin/compute-sanitizer", TUNER_CUDA_HOME);
+	if (access(out, X_OK) == 0)
+		return 0;
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/compute-sanitizer", (int)n, path);
+		if (n && access(buf, X_OK) == 0) {
+			snprintf(out, len, "%s", buf);
+			return 0;
+		}
+		path += n + (path[n] == ':');
+	}
+	return -1;
+}
+
+/*
+ * The first problem compute-sanitizer reported in its log: the line after
+ * its banner that is neither a detail (indented) nor a summary, with the
+ * detail that names where. 1 found, 0 a clean log, -1 unreadable.
+ */
+static int tool_first_error(const char *log, char *out, size_t len)
+{
+	char *text, *line, *save = NULL;
+	int found = 0;
+
+	if (read_file(log, &text, NULL) < 0)
+		return -1;
+	*out = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *t;
+
+		if (strncmp(line, "========= ", 10))
+			continue;
+		t = line + 10;
+		if (found) {
+			if (*t == ' ' && strstr(t, " in ")) { /* "    at 0x70 in oob" */
+				size_t used = strlen(out);
+
+				snprintf(out + used, len - used, "; %s", t + strspn(t, " "));
+				break;
+			}
+			continue;
+		}
+		if (*t == ' ' || !strncmp(t, "COMPUTE-SANITIZER", 17) || strstr(t, "SUMMARY:") ||
+		    !strncmp(t, "Target application", 18))
+			continue;
+		snprintf(out, len, "%s", t);
+		found = 1;
+	}
+	free(text);
+	return found;
+}
+
+int worker_tool_check(int device, const char *path, const char *tool, const struct worker_job *job,
+                      char *report, size_t len, char *why, size_t whylen)
+{
+	char log[64], text[400];
+	struct worker *w = NULL;
+	struct worker_result res;
+	int fd, r;
+
+	snprintf(log, sizeof(log), "/tmp/tuner-%s-XXXXXX", tool);
+	fd = mkstemp(log);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot make compute-sanitizer's log: %s", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	*report = '\0';
+	if (tool_start(&w, device, path, tool, log, why, whylen) < 0) {
+		unlink(log);
+		return -1;
+	}
+	memset(&res, 0, sizeof(res));
+	r = worker_eval(w, job, &res);
+	if (r < 0)
+		snprintf(why, whylen, "the check under compute-sanitizer %s failed", tool);
+	worker_stop(w); /* the tool writes its summary as the worker exits */
+	if (r == 0) {
+		int found = tool_first_error(log, text, sizeof(text));
+
+		if (found < 0) {
+			snprintf(why, whylen, "cannot read compute-sanitizer's log '%s'", log);
+			r = -1;
+		} else if (found) {
+			snprintf(report, len, "compute-sanitizer %s: %s", tool, text);
+			r = 1;
+		} else if (res.outcome != VARIANT_OK) {
+			/* the kernel failed its check under the tool, which reported nothing */
+			snprintf(report, len, "under compute-sanitizer %s: %s", tool, res.reason);
+			r = 1;
+		}
+	}
+	worker_result_release(&res);
+	unlink(log);
+	return r;
 }

@@ -1,5 +1,5 @@
 -- The whole current schema of a tuner database in PostgreSQL (tuner --db postgresql://...).
--- schema-version: 3
+-- schema-version: 4
 --
 -- db/schema.sql in PostgreSQL's words: the same tables, columns, constraints and indexes (a test
 -- compares the two), every text column in the "C" collation so that text sorts as in SQLite, and
@@ -131,6 +131,12 @@ CREATE TABLE measurements (
 	samples TEXT COLLATE "C" NOT NULL,
 	created_at TEXT COLLATE "C" NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
 	run_id BIGINT REFERENCES runs (id),
+	sm_mhz DOUBLE PRECISION,
+	temp_c DOUBLE PRECISION,
+	power_w DOUBLE PRECISION,
+	throttle BIGINT,
+	retaken BIGINT,
+	gbps DOUBLE PRECISION,
 	UNIQUE (variant_id, device, shape_dims)
 );
 CREATE INDEX measurements_run ON measurements (run_id);
@@ -194,13 +200,12 @@ CREATE INDEX jobs_status ON jobs (status, priority, id);
 CREATE TABLE claims (
 	run_id BIGINT NOT NULL REFERENCES runs (id),
 	generation BIGINT NOT NULL,
-	kind TEXT COLLATE "C" NOT NULL CONSTRAINT claims_kind CHECK (kind IN ('eval', 'sanitize')),
 	seq BIGINT NOT NULL,
 	variant_hash TEXT COLLATE "C" NOT NULL,
 	server_id BIGINT REFERENCES servers (id),
 	gpu BIGINT,
 	claimed_at TEXT COLLATE "C",
 	done BIGINT NOT NULL DEFAULT 0 CONSTRAINT claims_done CHECK (done IN (0, 1)),
-	PRIMARY KEY (run_id, generation, kind, seq)
+	PRIMARY KEY (run_id, generation, seq)
 );
 CREATE INDEX claims_server ON claims (server_id);

@@ -18,9 +18,10 @@ enum gate {
 	GATE_RESOURCES,
 	GATE_SANITIZE, /* the dynamic alignment gate on the GPU */
 	GATE_CORRECT,
+	GATE_RACE, /* timing stopped early: the candidate cannot win */
 	GATE_COUNT
 };
-/* "constraint", "smem", "align", "compile", "resources", "sanitize", "correct" */
+/* "constraint", "smem", "align", "compile", "resources", "sanitize", "correct", "race" */
 const char *gate_name(enum gate g);
 
 struct verdict {

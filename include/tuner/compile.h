@@ -32,6 +32,7 @@ struct compile_job {
 	char **options;         /* NVRTC options (the pool adds the CUDA include path) */
 	size_t noptions;
 	void *user;          /* caller's cookie */
+	int background;      /* compiled only while no other job waits (work done ahead) */
 	struct build result; /* filled by the pool */
 };
 

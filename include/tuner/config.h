@@ -76,6 +76,9 @@ struct shape {
 
 enum l2_policy { L2_COLD = 0, L2_HOT };
 enum sanitize_when { SANITIZE_NEVER = 0, SANITIZE_ELITE, SANITIZE_EVERY };
+/* compute-sanitizer's gate: never, on each elite newcomer, on the final elite, or on every
+ * correct variant */
+enum tools_when { TOOLS_NEVER = 0, TOOLS_ELITE, TOOLS_FINAL, TOOLS_EVERY };
 
 struct config {
 	char *path;
@@ -109,6 +112,7 @@ struct config {
 	long long max_spill_bytes;   /* default 0 */
 	double compile_timeout_s;    /* one compile's limit; 0: the pool's default, 120 s */
 	enum sanitize_when sanitize; /* default elite */
+	enum tools_when tools;       /* compute_sanitizer: default final */
 	char *strategy;              /* "evolve" (default), "random", "exhaustive" */
 	unsigned long long seed;     /* default 1 */
 };

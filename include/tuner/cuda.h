@@ -18,6 +18,7 @@ struct cuda_api {
 	CUresult (*DeviceGet)(CUdevice *dev, int ordinal);
 	CUresult (*DeviceGetCount)(int *count);
 	CUresult (*DeviceGetName)(char *name, int len, CUdevice dev);
+	CUresult (*DeviceGetPCIBusId)(char *id, int len, CUdevice dev);
 	CUresult (*DeviceGetAttribute)(int *value, CUdevice_attribute attr, CUdevice dev);
 	CUresult (*DevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
 	CUresult (*DevicePrimaryCtxRelease)(CUdevice dev);

@@ -219,6 +219,9 @@ struct db_measurement {
 	double median_us, ci_lo_us, ci_hi_us, tflops;
 	const double *samples; /* µs per launch */
 	size_t nsamples;
+	double gbps;                    /* the problem's bytes over the median; NAN: none */
+	double sm_mhz, temp_c, power_w; /* while timed (NVML); NAN: not watched */
+	double throttle, retaken;       /* the throttle mask seen, 1 if retaken; NAN: not watched */
 };
 /*
  * Store m; run_id <= 0 stores no run. When the variant was already measured on
@@ -238,6 +241,13 @@ struct db_measured {
 	double *samples;
 	size_t nsamples;
 };
+/* The conditions a measurement was taken in (schema 3 and later; older: all NAN). */
+struct db_conditions {
+	double gbps, sm_mhz, temp_c, power_w, throttle, retaken; /* NAN for NULL */
+};
+/* 0 (out filled), or -1 after error(). */
+int db_measure_conditions(struct db *db, long long measurement_id, struct db_conditions *out);
+
 /* By variant id. 1 found, 0 not, -1 error(). */
 int db_measure_lookup(struct db *db, long long variant_id, const char *device,
                       const char *shape_dims, struct db_measured *out);
@@ -515,35 +525,30 @@ int db_job_finish(struct db *db, long long job_id, const char *status, const cha
  */
 int db_job_cancel(struct db *db, long long job_id, int *now);
 
-/* kind of a claim */
-#define DB_CLAIM_EVAL     "eval"
-#define DB_CLAIM_SANITIZE "sanitize"
 /*
  * Offer the candidates of a generation (their hashes, seq 0..n-1) for claiming;
  * what is already there stays as it is (every server offers the same).
  */
-int db_claims_offer(struct db *db, long long run_id, int generation, const char *kind,
-                    int first_seq, const char *const *hashes, size_t n);
+int db_claims_offer(struct db *db, long long run_id, int generation, int first_seq,
+                    const char *const *hashes, size_t n);
 /*
  * Claim up to max of them, lowest seq first: those nobody holds and those
  * whose server died. PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so
  * claimers never wait on each other; SQLite: one UPDATE under its write lock.
  * seqs gets the claimed ones in order, *n how many.
  */
-int db_claims_take(struct db *db, long long run_id, int generation, const char *kind,
-                   long long server_id, int gpu, size_t max, int *seqs, size_t *n);
+int db_claims_take(struct db *db, long long run_id, int generation, long long server_id, int gpu,
+                   size_t max, int *seqs, size_t *n);
 /* Their verdicts are recorded (done), or they go back to the queue (returned). */
-int db_claims_done(struct db *db, long long run_id, int generation, const char *kind,
-                   const int *seqs, size_t n);
-int db_claims_return(struct db *db, long long run_id, int generation, const char *kind,
-                     const int *seqs, size_t n);
+int db_claims_done(struct db *db, long long run_id, int generation, const int *seqs, size_t n);
+int db_claims_return(struct db *db, long long run_id, int generation, const int *seqs, size_t n);
 /* Claim one of them, seq: 1 taken, 0 another live server holds it or it is done, -1 error(). */
-int db_claim_take_seq(struct db *db, long long run_id, int generation, const char *kind, int seq,
-                      long long server_id, int gpu);
+int db_claim_take_seq(struct db *db, long long run_id, int generation, int seq, long long server_id,
+                      int gpu);
 /* Whether one has its verdict: 1 done, 0 not (or never offered), -1 error(). */
-int db_claim_is_done(struct db *db, long long run_id, int generation, const char *kind, int seq);
+int db_claim_is_done(struct db *db, long long run_id, int generation, int seq);
 /* How a generation stands: offered, done, held by a live server and not done. */
-int db_claims_state(struct db *db, long long run_id, int generation, const char *kind,
-                    long long *offered, long long *done, long long *held);
+int db_claims_state(struct db *db, long long run_id, int generation, long long *offered,
+                    long long *done, long long *held);
 
 #endif

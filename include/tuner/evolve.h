@@ -80,6 +80,13 @@ int search_observe(struct search *s, const struct variant *va, const struct memb
  */
 int search_admits(struct search *s, const struct variant *va, const struct member *m);
 
+/*
+ * The fitness below which a candidate is of no use to the search (it can
+ * enter neither the elite nor the breeding pool): the pipeline stops timing
+ * such a candidate early (racing). 0 while either is not full.
+ */
+double search_race_bar(const struct search *s);
+
 /* The one-line reason of the last search_observe() decision ("" before the first). */
 const char *search_last_why(const struct search *s);
 

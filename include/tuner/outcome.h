@@ -14,11 +14,12 @@ enum outcome {
 	REJECT_WRONG,
 	REJECT_RACE,
 	REJECT_UNMEASURED, /* replay: not in the recording */
+	REJECT_SLOWER,     /* correct, and raced out: its timings so far show it cannot win */
 	OUTCOME_COUNT
 };
 
 /* "ok", "constraint", "smem", "align", "compile", "resources", "runtime fault", "timeout", "wrong",
- * "race", "unmeasured" */
+ * "race", "unmeasured", "slower" */
 const char *outcome_name(enum outcome o);
 /* -1 if unknown. */
 int outcome_parse(const char *name);

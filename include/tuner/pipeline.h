@@ -15,8 +15,23 @@
 #include "tuner/space.h"
 
 struct worker;
+struct pjob;
 
-#define PIPELINE_MAX_SHAPES 96 /* the suite and the ragged shapes derived from it */
+#define PIPELINE_MAX_SHAPES  96 /* the suite and the ragged shapes derived from it */
+#define PIPELINE_MAX_WORKERS 16 /* GPUs one pipeline measures on */
+
+/*
+ * Racing, fixed for a generation (so that it does not depend on which GPU
+ * finished first): a candidate is timed on the suite's shapes cheapest first
+ * and stopped, as REJECT_SLOWER, once even its most favourable fitness falls
+ * below bar; a shape not timed yet counts at its cap.
+ */
+struct race {
+	double bar;                       /* 0: no racing */
+	double cap[TUNER_MAX_SHAPES];     /* the best speedup seen on the shape, with a margin */
+	double base_hi[TUNER_MAX_SHAPES]; /* the baseline's upper bound there */
+	size_t order[TUNER_MAX_SHAPES];   /* the suite's shapes, cheapest first */
+};
 
 /* Per-shape timing of one variant: what fitness is computed from. */
 struct shape_timing {
@@ -48,6 +63,8 @@ struct pipeline_stats {
 	double compile_seconds;  /* summed compile time of fresh builds */
 	double wall_compile;     /* wall time spent waiting on compiles */
 	long long measured;      /* variants sent to the GPU */
+	double gpu_busy;         /* seconds the workers spent on jobs, summed over workers */
+	double gpu_timing;       /* of which timing jobs (the rest: checks, the alignment gate) */
 	long long shapes_reused; /* per-shape results answered from the database */
 	double wall_gpu;         /* wall time spent in GPU evaluation */
 	long long sanitized;     /* variants through the dynamic alignment gate */
@@ -59,8 +76,9 @@ struct pipeline {
 	struct db *db;
 	long long run_id;
 	struct compile_pool *pool;
-	struct worker *worker; /* not owned; NULL: nothing is timed */
-	struct db *replay;     /* not owned; answers instead of compiling and timing */
+	struct worker *workers[PIPELINE_MAX_WORKERS]; /* not owned; none: nothing is timed */
+	size_t nworkers;
+	struct db *replay; /* not owned; answers instead of compiling and timing */
 	const char *replay_path;
 	char device[128]; /* where measurements come from: "NVIDIA H100 80GB HBM3", "none" */
 	char **options;   /* template_options(cfg, 0) */
@@ -84,7 +102,25 @@ struct pipeline {
 	char *support_cubin; /* the worker's own kernels (fill, compare, ...), likewise */
 	int have_baseline;
 	struct shape_timing base[TUNER_MAX_SHAPES];
+	double best_hi[TUNER_MAX_SHAPES]; /* the best speedup's upper bound seen on each shape */
+	struct race race;
+	/* the generation's compile units, kept until the next (sanitize builds used after it) */
+	struct pjob *gen_jobs;
+	size_t ngen_jobs;
+	const struct evaluation *gen_evals;
+	size_t gen_n;
 	struct pipeline_stats st;
+	/* while waiting on the compiler or the GPU; may be NULL */
+	void (*busy)(void *ctx, const char *what);
+	void *busy_ctx;
+	/*
+	 * Whether a ranked newcomer would enter the elite (search_admits): with
+	 * sanitize: elite, those meet the dynamic alignment gate before they
+	 * count. NULL: none does.
+	 */
+	int (*admits)(void *ctx, const struct evaluation *ev);
+	void *admits_ctx;
+	int tools_warned; /* compute-sanitizer's absence said */
 	/* called after each candidate's verdict; may be NULL */
 	void (*progress)(void *ctx, const struct evaluation *ev);
 	void *progress_ctx;
@@ -95,8 +131,31 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
                   const char *cache_dir, int jobs);
 void pipeline_release(struct pipeline *p);
 
-/* Time on the GPU through w (device is its name): builds the reference kernel; 0 or error(). */
+/*
+ * Time on the GPU through n workers of one GPU model (device is its name):
+ * builds the reference and the worker's support kernels and refuses a GPU
+ * the job's arch cannot run on. A generation's candidates are measured on
+ * the workers in parallel; verdicts are stored and observed in candidate
+ * order, so the result does not depend on n. 0 or error().
+ */
+int pipeline_attach_workers(struct pipeline *p, struct worker **w, size_t n, const char *device);
 int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *device);
+
+/*
+ * Racing for the next generation: candidates that cannot reach bar (a
+ * fitness; 0: none) are stopped; the order and caps come from what the run
+ * measured so far.
+ */
+void pipeline_race_set(struct pipeline *p, double bar);
+
+/*
+ * compute-sanitizer's gate (memcheck, racecheck, synccheck) on an evaluated
+ * variant, outside a generation (the final elite): a gate row "tools", and ev
+ * rejected (outcome, reason; not ranked) when a tool found something. Without
+ * compute-sanitizer it says so once and records that the gate did not run.
+ * 0, or error().
+ */
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev);
 /*
  * Answer from another database instead: its measurements on device (what it
  * recorded as a run's device) and its compile, resource and sanitize verdicts.
@@ -118,12 +177,5 @@ void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *p
  */
 int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
                       struct evaluation *out, size_t *done, volatile sig_atomic_t *stop);
-
-/*
- * The dynamic alignment gate on one timed candidate: a TUNER_SANITIZE build,
- * run once per shape. Rejects ev (REJECT_ALIGN, recorded) when an access was
- * misaligned. Does nothing without a worker. 0 or error().
- */
-int pipeline_sanitize(struct pipeline *p, int generation, struct evaluation *ev);
 
 #endif

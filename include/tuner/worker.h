@@ -87,6 +87,7 @@ struct worker_job {
 	double timeout_s; /* watchdog: the longest any one phase may run; <= 0 for 60 s */
 	int sanitize; /* a TUNER_SANITIZE build: run once per shape, read tuner_san_log, no timing
 	               */
+	int check;    /* check every shape first (0: an earlier job checked them) */
 	int time_it;  /* 0: check only */
 };
 
@@ -100,6 +101,11 @@ struct worker_shape_result {
 	double rel_l2, max_abs; /* the worst over the seeds and outputs checked */
 	double *samples_us;     /* µs per call, one per sample, raw; NULL when not timed */
 	size_t nsamples;
+	/* while it was timed (NVML; 0 when not watched): SM clock, temperature, power, and
+	 * the throttle reasons seen; retaken: the samples were taken again after throttling */
+	double sm_mhz, temp_c, power_w;
+	unsigned long long throttle;
+	int retaken;
 };
 
 /*
@@ -131,6 +137,8 @@ int worker_start_on(struct worker **out, int device, char *why, size_t whylen);
 /* What the worker found when it started: "NVIDIA H100 80GB HBM3", driver API "13.0", ... */
 int worker_device(struct worker *w, char *name, size_t namelen, char *driver, size_t driverlen,
                   int *sm_count, long long *smem_optin);
+/* Its GPU's ordinal. */
+int worker_ordinal(const struct worker *w);
 /* Its compute capability times ten (90 for sm_90), 0 when unknown. */
 int worker_cc(const struct worker *w);
 
@@ -162,6 +170,19 @@ long worker_pid(const struct worker *w);
  * reports the file descriptors it inherited, anything else passes every shape.
  */
 int worker_main(int argc, char **argv);
+
+/* ------------------------------------------------------ compute-sanitizer */
+
+/* Where NVIDIA's compute-sanitizer is ($TUNER_COMPUTE_SANITIZER, the toolkit's bin, PATH). */
+int worker_tool_path(char *out, size_t len);
+/*
+ * Run job (a check) in a one-off worker on device under compute-sanitizer
+ * --tool tool (memcheck, racecheck, synccheck), the support kernels excluded.
+ * 0 clean, 1 with report naming the first problem the tool found (or the
+ * check's own failure under it), -1 with why when the tool could not run.
+ */
+int worker_tool_check(int device, const char *path, const char *tool, const struct worker_job *job,
+                      char *report, size_t len, char *why, size_t whylen);
 
 /* ------------------------------------------------------------- protocol */
 

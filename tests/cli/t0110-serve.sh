@@ -55,7 +55,7 @@ done
 for j in 1 2 3; do
 	same_as_solo "$Q" $j $((10 + j))
 done
-gpus=$(sqlite3 "$Q" "SELECT count(DISTINCT gpu) FROM claims WHERE kind = 'eval'")
+gpus=$(sqlite3 "$Q" "SELECT count(DISTINCT gpu) FROM claims")
 [ "$gpus" -ge 2 ] || fail "the jobs' candidates were spread over the GPUs: $gpus used"
 [ "$(sqlite3 "$Q" "SELECT count(*) FROM claims WHERE done = 0")" -eq 0 ] || fail "claims left undone"
 run_tuner --db "$Q" jobs

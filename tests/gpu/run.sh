@@ -65,15 +65,19 @@ for t in "$BUILD"/tests/gpu-test_*; do
 	count "$name" "$log" "$rc"
 done
 
-# tuner end to end: the planted faults through `tuner sweep`, verdicts read back from the database.
-log="$BUILD/tests/t-faults.log"
-if [ -x "$BUILD/tuner" ]; then
-	rc=0
-	TUNER="$BUILD/tuner" sh tests/gpu/t-faults.sh >"$log" 2>&1 || rc=$?
-	count t-faults.sh "$log" "$rc"
-else
-	echo "FAILED  t-faults.sh: no $BUILD/tuner"
-	failed=$((failed + 1))
-fi
+# tuner end to end: the planted faults, then the planted-defect corpus, through `tuner sweep`,
+# verdicts read back from the database; the corpus's table goes to $CORPUS_TABLE too.
+export CORPUS_TABLE="${CORPUS_TABLE:-$BUILD/tests/corpus-table.md}"
+for t in t-faults t-corpus; do
+	log="$BUILD/tests/$t.log"
+	if [ -x "$BUILD/tuner" ]; then
+		rc=0
+		TUNER="$BUILD/tuner" sh "tests/gpu/$t.sh" >"$log" 2>&1 || rc=$?
+		count "$t.sh" "$log" "$rc"
+	else
+		echo "FAILED  $t.sh: no $BUILD/tuner"
+		failed=$((failed + 1))
+	fi
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -10,8 +10,7 @@
 #
 # Usage, from the repository root: TUNER=build/tuner tests/gpu/t-faults.sh
 # Prints one "ok      ..." line per check that holds and one "FAIL: ..." line per check that
-# does not; exits 1 when any failed. Reads the database with the sqlite3 shell when there is
-# one, else with python3's sqlite3 module.
+# does not; exits 1 when any failed. Reads the database with tests/gpu/lib.sh's query.
 TUNER=${TUNER:-build/tuner}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tuner-faults.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
@@ -20,6 +19,7 @@ export TUNER_CACHE="$TMP/cache"
 export NO_COLOR=1
 TAB=$(printf '\t')
 fails=0
+. tests/gpu/lib.sh
 
 fail() {
 	echo "FAIL: $*"
@@ -28,25 +28,6 @@ fail() {
 
 pass() {
 	echo "ok      $*"
-}
-
-# query DB SQL: the rows, fields separated by tabs
-query() {
-	if command -v sqlite3 >/dev/null 2>&1; then
-		sqlite3 -batch -separator "$TAB" "$1" "$2"
-	elif command -v python3 >/dev/null 2>&1; then
-		python3 - "$1" "$2" <<'EOF'
-import sqlite3
-import sys
-
-con = sqlite3.connect(sys.argv[1])
-for row in con.execute(sys.argv[2]):
-    print("\t".join("" if v is None else str(v) for v in row))
-EOF
-	else
-		echo "FAIL: neither the sqlite3 shell nor python3 to read the database" >&2
-		return 1
-	fi
 }
 
 # sweep NAME CONFIG: tuner sweep into $TMP/NAME.db, stdout in $TMP/NAME.out, status in $rc

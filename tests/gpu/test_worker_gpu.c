@@ -170,6 +170,7 @@ static void job_init(struct worker_job *job, struct job_paths *p, const char *ke
 	job->repeats = 10;
 	job->launches = 5;
 	job->timeout_s = 30;
+	job->check = 1;
 }
 
 static void job_release(struct worker_job *job, struct job_paths *p)

@@ -25,8 +25,8 @@ static void replace_expr(struct expr **slot, const char *src)
 
 static void test_gate_names(void **state)
 {
-	static const char *const names[] = {"constraint", "smem",     "align",  "compile",
-	                                    "resources",  "sanitize", "correct"};
+	static const char *const names[] = {"constraint", "smem",     "align",   "compile",
+	                                    "resources",  "sanitize", "correct", "race"};
 	size_t i;
 
 	assert_int_equal(ARRAY_SIZE(names), GATE_COUNT);

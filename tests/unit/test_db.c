@@ -211,7 +211,7 @@ static void test_create(void **state)
 	db = open_ok();
 	assert_true(exists(path));
 	assert_int_equal(db_schema_version(db), db_sql_version);
-	assert_int_equal(db_sql_version, 3);
+	assert_int_equal(db_sql_version, 4);
 	assert_string_equal(db_path(db), path);
 	assert_int_equal(db_exec_callback(db,
 	                                  "SELECT name FROM sqlite_schema WHERE type = 'table'"
@@ -1330,6 +1330,9 @@ static void test_migration_keeps_runs(void **state)
 	db = open_ok();
 	assert_int_equal(db_schema_version(db), db_sql_version);
 	assert_int_equal(raw_int("SELECT count(*) FROM runs"), runs);
+	/* 0003: the measurements keep their rows and gain the conditions they were taken in */
+	assert_true(raw_int("SELECT count(*) FROM measurements") > 0);
+	assert_int_equal(raw_int("SELECT count(*) FROM measurements WHERE sm_mhz IS NOT NULL"), 0);
 	assert_int_equal(raw_int("SELECT count(*) FROM runs WHERE status = 'done'"), runs);
 	assert_int_equal(raw_int("SELECT min(id) FROM runs"), 1);
 	assert_int_equal(db_run_set_status(db, 1, "interrupted"), 0);

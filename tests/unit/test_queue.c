@@ -130,7 +130,7 @@ static void offer(struct db *db, int gen, size_t n)
 		snprintf(names[i], sizeof(names[i]), "v%zu", i);
 		h[i] = names[i];
 	}
-	assert_int_equal(db_claims_offer(db, run_a, gen, DB_CLAIM_EVAL, 0, h, n), 0);
+	assert_int_equal(db_claims_offer(db, run_a, gen, 0, h, n), 0);
 }
 
 /* "0,1," from seqs. */
@@ -233,20 +233,20 @@ static void test_claims(void **state)
 
 	offer(db, 0, 6);
 	offer(db2, 0, 6); /* every server offers the same: nothing changes */
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, a, 0, 2, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, a, 0, 2, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "0,1,");
-	assert_int_equal(db_claims_take(db2, run_a, 0, DB_CLAIM_EVAL, b, 3, 10, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db2, run_a, 0, b, 3, 10, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "2,3,4,5,");
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, a, 0, 2, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, a, 0, 2, seqs, &n), 0);
 	assert_int_equal(n, 0); /* all held by live servers */
-	assert_int_equal(db_claim_take_seq(db, run_a, 0, DB_CLAIM_EVAL, 4, a, 0), 0);
+	assert_int_equal(db_claim_take_seq(db, run_a, 0, 4, a, 0), 0);
 
 	seqs[0] = 0;
 	seqs[1] = 1;
-	assert_int_equal(db_claims_done(db, run_a, 0, DB_CLAIM_EVAL, seqs, 2), 0);
-	assert_int_equal(db_claim_is_done(db, run_a, 0, DB_CLAIM_EVAL, 1), 1);
-	assert_int_equal(db_claim_is_done(db, run_a, 0, DB_CLAIM_EVAL, 2), 0);
-	assert_int_equal(db_claims_state(db, run_a, 0, DB_CLAIM_EVAL, &offered, &done, &held), 0);
+	assert_int_equal(db_claims_done(db, run_a, 0, seqs, 2), 0);
+	assert_int_equal(db_claim_is_done(db, run_a, 0, 1), 1);
+	assert_int_equal(db_claim_is_done(db, run_a, 0, 2), 0);
+	assert_int_equal(db_claims_state(db, run_a, 0, &offered, &done, &held), 0);
 	assert_int_equal(offered, 6);
 	assert_int_equal(done, 2);
 	assert_int_equal(held, 4);
@@ -254,12 +254,12 @@ static void test_claims(void **state)
 	/* returned claims are taken again, lowest first; done ones never */
 	seqs[0] = 3;
 	seqs[1] = 5;
-	assert_int_equal(db_claims_return(db2, run_a, 0, DB_CLAIM_EVAL, seqs, 2), 0);
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, a, 1, 8, seqs, &n), 0);
+	assert_int_equal(db_claims_return(db2, run_a, 0, seqs, 2), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, a, 1, 8, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "3,5,");
-	/* the other kind and the next generation are separate queues */
+	/* the next generation is a queue of its own */
 	offer(db, 1, 2);
-	assert_int_equal(db_claims_take(db2, run_a, 1, DB_CLAIM_EVAL, b, 0, 8, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db2, run_a, 1, b, 0, 8, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "0,1,");
 	db_close(db);
 	db_close(db2);
@@ -277,7 +277,7 @@ static void test_failover(void **state)
 
 	offer(db, 0, 4);
 	assert_int_equal(db_job_take(db, job, a), 1);
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, a, 0, 3, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, a, 0, 3, seqs, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(db_job_take(db2, job, b), 0);
 	usleep(800 * 1000); /* a falls silent past its ttl */
@@ -292,7 +292,7 @@ static void test_failover(void **state)
 	free(sv);
 
 	/* the live server takes over what a held */
-	assert_int_equal(db_claims_take(db2, run_a, 0, DB_CLAIM_EVAL, b, 2, 8, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db2, run_a, 0, b, 2, 8, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "0,1,2,3,");
 	assert_int_equal(db_job_take(db2, job, b), 1);
 	assert_string_equal(status(db, job, &j), "running");
@@ -303,14 +303,14 @@ static void test_failover(void **state)
 	assert_int_equal(db_servers_reap(db2, &reaped), 0);
 	assert_int_equal(reaped, 1);
 	assert_int_equal(db_server_heartbeat(db, a), 0);
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, a, 0, 8, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, a, 0, 8, seqs, &n), 0);
 	assert_int_equal(n, 0);
 
 	/* a stopping server returns its claims and leaves its jobs interrupted */
 	assert_int_equal(db_server_stop(db2, b), 0);
 	assert_string_equal(status(db, job, &j), "interrupted");
 	db_job_release(&j);
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, a, 0, 8, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, a, 0, 8, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "0,1,2,3,");
 	db_close(db);
 	db_close(db2);
@@ -334,7 +334,7 @@ static void test_dead_process(void **state)
 			_exit(1);
 		a = server(c, 3600);
 		offer(c, 0, 3);
-		if (db_claims_take(c, run_a, 0, DB_CLAIM_EVAL, a, 0, 2, seqs, &n) < 0 || n != 2)
+		if (db_claims_take(c, run_a, 0, a, 0, 2, seqs, &n) < 0 || n != 2)
 			_exit(2);
 		_exit(0); /* killed, as it were: no stop, no word */
 	}
@@ -344,7 +344,7 @@ static void test_dead_process(void **state)
 	b = server(db, 60);
 	assert_int_equal(db_servers_reap(db, &reaped), 0);
 	assert_int_equal(reaped, 1);
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, b, 0, 8, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, b, 0, 8, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "0,1,2,");
 	db_close(db);
 }
@@ -362,10 +362,10 @@ static void test_skip_locked(void **state)
 
 	offer(db, 0, 4);
 	assert_int_equal(db_begin(db), 0);
-	assert_int_equal(db_claims_take(db, run_a, 0, DB_CLAIM_EVAL, a, 0, 2, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 0, a, 0, 2, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "0,1,");
 	t0 = now_seconds();
-	assert_int_equal(db_claims_take(db2, run_a, 0, DB_CLAIM_EVAL, b, 1, 2, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db2, run_a, 0, b, 1, 2, seqs, &n), 0);
 	assert_true(now_seconds() - t0 < 2.0);
 	assert_string_equal(seqs_text(seqs, n), "2,3,");
 	assert_int_equal(db_commit(db), 0);

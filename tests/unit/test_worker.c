@@ -254,6 +254,7 @@ static void fill_job(struct worker_job *job)
 	job->l2_hot = 1;
 	job->timeout_s = 2.5;
 	job->sanitize = 1;
+	job->check = 1;
 	job->time_it = 1;
 }
 
@@ -274,6 +275,7 @@ static void test_protocol_job_round_trip(void **state)
 	assert_true(b.seed == a.seed);
 	assert_true(b.check_seeds == 2 && b.warmup == 10 && b.repeats == 30 && b.launches == 20);
 	assert_true(b.min_repeats == 5 && b.l2_hot == 1 && b.sanitize == 1 && b.time_it == 1);
+	assert_true(b.check == 1);
 	worker_job_release(&a);
 	worker_job_release(&b);
 	sb_release(&sb);

@@ -40,13 +40,12 @@ CREATE INDEX jobs_status ON jobs (status, priority, id);
 CREATE TABLE claims (
 	run_id INTEGER NOT NULL REFERENCES runs (id),
 	generation INTEGER NOT NULL,
-	kind TEXT NOT NULL CONSTRAINT claims_kind CHECK (kind IN ('eval', 'sanitize')),
 	seq INTEGER NOT NULL,
 	variant_hash TEXT NOT NULL,
 	server_id INTEGER REFERENCES servers (id),
 	gpu INTEGER,
 	claimed_at TEXT,
 	done INTEGER NOT NULL DEFAULT 0 CONSTRAINT claims_done CHECK (done IN (0, 1)),
-	PRIMARY KEY (run_id, generation, kind, seq)
+	PRIMARY KEY (run_id, generation, seq)
 );
 CREATE INDEX claims_server ON claims (server_id);
