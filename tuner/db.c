@@ -2418,11 +2418,13 @@ static char *skip_locked(const struct db *db, const char *sql, const char *alias
 	struct strbuf sb = STRBUF_INIT;
 	const char *at = strstr(sql, "{skip}");
 
-	if (!at)
+	if (at) {
+		sb_add(&sb, sql, (size_t)(at - sql));
+		sb_adds(&sb, clause);
+		sb_adds(&sb, at + strlen("{skip}"));
+	} else {
 		BUG("no place for SKIP LOCKED in '%s'", sql);
-	sb_add(&sb, sql, (size_t)(at - sql));
-	sb_adds(&sb, clause);
-	sb_adds(&sb, at + strlen("{skip}"));
+	}
 	free(clause);
 	return sb_detach(&sb);
 }
