@@ -2732,7 +2732,7 @@ int db_job_progress(struct db *db, const struct db_job *j, struct db_job_progres
 	         "SELECT r.generations, r.device,"
 	         " (SELECT count(*) FROM evals x WHERE x.run_id = r.id),"
 	         " (SELECT max(x.fitness) FROM evals x WHERE x.run_id = r.id AND x.outcome = 'ok'),"
-	         " (SELECT count(DISTINCT e.generation) FROM elite e WHERE e.run_id = r.id)"
+	         " (SELECT count(DISTINCT p.generation) FROM population p WHERE p.run_id = r.id)"
 	         " FROM runs r WHERE r.id = ?1",
 	         "I", j->run_id);
 	if (!st)

@@ -498,7 +498,7 @@ int db_job_list(struct db *db, int active, struct db_job **out, size_t *n);
 
 /* How a job's run is getting on, for tuner jobs and wait. */
 struct db_job_progress {
-	int generation;  /* generations with an elite stored */
+	int generation;  /* generations observed (their population recorded) */
 	int generations; /* of the run */
 	long long evaluated;
 	double best;  /* the best fitness so far, NAN: none */

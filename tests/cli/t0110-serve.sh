@@ -121,6 +121,25 @@ solo_m=$(sqlite3 "$TMP/solo-15.db" "SELECT count(*) FROM measurements")
 [ "$(sqlite3 "$K" "SELECT count(*) FROM measurements")" -eq "$solo_m" ] || fail "measurements differ after the kill"
 [ "$(sqlite3 "$K" "SELECT count(*) FROM evals")" -eq 64 ] || fail "64 evaluations after the kill"
 stop_serve "$SERVE_PID"
+
+# ---------------------------------------------------------------- compiled and measured
+# Not a replay: each GPU's lane compiles what it claims and measures it on its (fake) GPU, the
+# elite's newcomers meet the alignment gate there, and the result is plain tuner run's.
+G=$TMP/gpu.db
+TUNER_DB="$TMP/gpu-solo.db" run_tuner run --generations 3 --population 4 --seed 3
+expect_rc 0 "plain tuner run on the fake GPU"
+signature "$TMP/gpu-solo.db" 1 >"$TMP/solo-gpu.sig"
+run_tuner --db "$G" submit --root "$TOP" --generations 3 --population 4 --seed 3 configs/default.yaml
+start_serve "$TMP/gpu.log" "$G" --root "$TOP" --gpus 0,1,2 --heartbeat 0.5 --batch 1
+run_tuner --db "$G" wait --timeout 120 1
+expect_rc 0 "a compiled job"
+same_as_solo "$G" 1 gpu
+stop_serve "$SERVE_PID"
+[ "$(sqlite3 "$G" "SELECT count(DISTINCT gpu) FROM claims")" -ge 2 ] || fail "GPUs shared the job"
+for q in "SELECT count(*) FROM measurements" "SELECT gate || outcome || count(*) FROM gates GROUP BY gate, outcome"; do
+	[ "$(sqlite3 "$G" "$q")" = "$(sqlite3 "$TMP/gpu-solo.db" "$q")" ] ||
+		fail "'$q' differs from plain tuner run's: $(sqlite3 "$G" "$q" | tr '\n' ' ') vs $(sqlite3 "$TMP/gpu-solo.db" "$q" | tr '\n' ' ')"
+done
 unset TUNER_TEST_STEP_DELAY
 
 # ---------------------------------------------------------------- the server's own checks
