@@ -12,6 +12,11 @@ _tuner_options()
 	top) echo "--k --run --json --help" ;;
 	export) echo "--k --run --output -o --format --per-shape --help" ;;
 	cache) echo "--max-size --help" ;;
+	serve) echo "--root --gpus --log --heartbeat --batch --jobs --help" ;;
+	submit) echo "--priority --root --generations --population --seed --strategy --replay --no-gpu --help" ;;
+	jobs) echo "--active --json --help" ;;
+	cancel) echo "--help" ;;
+	wait) echo "--timeout --help" ;;
 	esac
 }
 
@@ -19,7 +24,7 @@ _tuner()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local globals="--db --config --quiet --verbose --version --help"
-	local commands="run sweep check runs show top export cache help"
+	local commands="run sweep check runs show top export cache serve submit jobs cancel wait help"
 	local cmd="" i
 
 	# The command is the first word that is neither an option nor an option's value.
@@ -35,8 +40,12 @@ _tuner()
 	done
 
 	case $prev in
-	--db | --replay)
+	--db | --replay | --log)
 		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	--root)
+		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 		;;
 	--config)
@@ -56,7 +65,8 @@ _tuner()
 		COMPREPLY=($(compgen -W "evolve random exhaustive" -- "$cur"))
 		return
 		;;
-	--generations | --population | --seed | --jobs | --k | --run | --set | --max-size)
+	--generations | --population | --seed | --jobs | --k | --run | --set | --max-size | --gpus | \
+		--heartbeat | --batch | --priority | --timeout)
 		return
 		;;
 	esac
