@@ -5,6 +5,7 @@
 #   pg_start       starts it and exports TUNER_TEST_PG, the URL of its "postgres" database
 #                  (empty, with the reason in TUNER_TEST_PG_WHY, when it cannot be started)
 #   pg_createdb N  creates database N and prints its URL
+#   pg_restart     crashes it and starts it again
 #   pg_stop        stops it and removes the directory
 pg_bindir() {
 	for d in "${TUNER_PG_BINDIR:-}" "$(pg_config --bindir 2>/dev/null)" \
@@ -60,6 +61,12 @@ pg_start() {
 pg_createdb() {
 	"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$TUNER_TEST_PG" -c "CREATE DATABASE \"$1\"" >/dev/null &&
 		printf "$PG_URL_BASE\n" "$1"
+}
+
+# pg_restart: the server stops at once (as if it crashed) and starts again, with its data.
+pg_restart() {
+	pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w -t 30 -l "$PG_DIR/server.log" \
+		-o "-k $PG_DIR -c listen_addresses= -F -c max_connections=60" restart >/dev/null 2>&1
 }
 
 pg_stop() {

@@ -72,7 +72,7 @@ struct serve {
 	int *logged_gen;
 	size_t nlogged, logged_alloc;
 	volatile sig_atomic_t draining;
-	int logfd;
+	int jobs; /* parallel compiles per lane */
 };
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -312,7 +312,7 @@ static int job_request(struct lane *ln, const struct db_job *j, struct run_reque
 	rq->config_text = j->config_text;
 	rq->roots = &o->roots;
 	rq->cache_dir = o->cache_dir;
-	rq->jobs = o->jobs;
+	rq->jobs = ln->sv->jobs;
 	rq->command = "tuner serve";
 	return 0;
 }
@@ -416,7 +416,9 @@ static int first_to_observe(struct serve *sv, long long job_id, int gen)
 	return first;
 }
 
-/* One step on the lane's job; 0 to go on, -1 when the lane cannot. */
+static void lane_nap(const struct lane *ln, double secs);
+
+/* One step on the lane's job; 0 to go on, -1 when the lane must connect to the store again. */
 static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 {
 	struct serve *sv = ln->sv;
@@ -463,12 +465,33 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 		lane_run_close(ln, lr);
 		break;
 	default:
-		serve_log("job %lld failed on lane %d: %s", j->id, ln->index, last_error);
-		lane_finish(ln, db, j, run, "failed", *last_error ? last_error : "failed");
 		lane_run_close(ln, lr);
+		/* the store may have gone (a restart, the network): that is no fault of the job */
+		if (db_schema_version(db) < 0) {
+			serve_log("lane %d: the database does not answer; connecting again",
+			          ln->index);
+			return -1;
+		}
+		serve_log("job %lld failed on lane %d: %s", j->id, ln->index, last_error);
+		lane_finish(ln, db, j, NULL, "failed", *last_error ? last_error : "failed");
 		break;
 	}
 	return 0;
+}
+
+/* Close what the lane holds on db and open it again, until it answers or the server drains. */
+static void lane_reconnect(struct lane *ln, struct db **db)
+{
+	while (ln->nruns)
+		lane_run_close(ln, &ln->runs[0]);
+	db_close(*db);
+	*db = NULL;
+	while (!ln->sv->draining && db_open(ln->sv->o->db_path, db) < 0) {
+		*db = NULL;
+		lane_nap(ln, 5 * IDLE_SECONDS);
+	}
+	if (*db)
+		serve_log("lane %d: connected to the database again", ln->index);
 }
 
 /* Sleep up to secs, waking early when the lane is told to stop. */
@@ -514,14 +537,17 @@ static void *lane_main(void *arg)
 		int r = lane_pick(ln, db, &j);
 
 		if (r < 0) {
-			lane_nap(ln, IDLE_SECONDS); /* the database may come back */
+			lane_nap(ln, IDLE_SECONDS);
+			if (db_schema_version(db) < 0)
+				lane_reconnect(ln, &db);
 			continue;
 		}
 		if (!r) {
 			lane_nap(ln, IDLE_SECONDS);
 			continue;
 		}
-		lane_step(ln, db, &j);
+		if (lane_step(ln, db, &j) < 0)
+			lane_reconnect(ln, &db);
 		db_job_release(&j);
 	}
 	while (ln->nruns)
@@ -690,10 +716,11 @@ static void nap(double secs)
 	nanosleep(&ts, NULL); /* EINTR: a signal, looked at by the caller */
 }
 
-static int serve_loop(struct serve *sv, struct db *db)
+static int serve_loop(struct serve *sv, struct db **dbp)
 {
 	double next_beat = 0, next_reap = 0;
 	long long reaped;
+	struct db *db = *dbp;
 
 	while (!lanes_exited(sv)) {
 		if (hup_seen) {
@@ -705,11 +732,24 @@ static int serve_loop(struct serve *sv, struct db *db)
 			start_draining(sv, term_signal == SIGINT ? "SIGINT" : "SIGTERM");
 		if (now_seconds() >= next_beat) {
 			next_beat = now_seconds() + sv->o->heartbeat;
-			if (db_server_heartbeat(db, sv->server_id) < 0)
-				warning("cannot record the heartbeat");
-			act_on_cancels(sv, db);
+			if (db && db_server_heartbeat(db, sv->server_id) < 0 &&
+			    db_schema_version(db) < 0) {
+				/* the store went away: connect again, at the next beat if not now
+				 */
+				db_close(db);
+				db = NULL;
+			}
+			if (!db && db_open(sv->o->db_path, &db) == 0) {
+				serve_log("connected to the database again");
+				db_server_heartbeat(db, sv->server_id);
+			} else if (!db) {
+				db = NULL;
+				warning("cannot record the heartbeat: no database");
+			}
+			if (db)
+				act_on_cancels(sv, db);
 		}
-		if (now_seconds() >= next_reap) {
+		if (db && now_seconds() >= next_reap) {
 			next_reap = now_seconds() + 5 * sv->o->heartbeat;
 			if (db_servers_reap(db, &reaped) == 0 && reaped)
 				serve_log("%lld dead server%s: their claims are back in the queue",
@@ -717,6 +757,7 @@ static int serve_loop(struct serve *sv, struct db *db)
 		}
 		nap(fmin(0.1, sv->o->heartbeat));
 	}
+	*dbp = db;
 	return 0;
 }
 
@@ -759,6 +800,13 @@ int serve_main(const struct serve_options *o)
 		goto out;
 	}
 	plan_lanes(&sv);
+	sv.jobs = o->jobs;
+	if (!sv.jobs) {
+		/* the cores shared out between the lanes' compile pools */
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+		sv.jobs = cores > (long)sv.nlanes ? (int)(cores / (long)sv.nlanes) : 1;
+	}
 	block_signals(SIG_BLOCK);
 	for (i = 0; i < sv.nlanes; i++) {
 		struct lane *ln = &sv.lanes[i];
@@ -792,15 +840,17 @@ int serve_main(const struct serve_options *o)
 	pthread_mutex_unlock(&sv.lock);
 	if (!rc) {
 		sd_notify_text("READY=1");
-		serve_loop(&sv, db);
+		serve_loop(&sv, &db);
 	} else {
 		sv.draining = 1;
 	}
 	for (i = 0; i < sv.nlanes; i++)
 		if (sv.lanes[i].has_thread)
 			pthread_join(sv.lanes[i].thread, NULL);
+	if (sv.server_id > 0 && !db && db_open(o->db_path, &db) < 0)
+		db = NULL;
 	if (sv.server_id > 0) {
-		if (db_server_stop(db, sv.server_id) < 0)
+		if (!db || db_server_stop(db, sv.server_id) < 0)
 			rc = EX_SOFTWARE;
 		else
 			serve_log("stopped: claims returned, running jobs left to resume");

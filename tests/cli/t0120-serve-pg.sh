@@ -1,7 +1,8 @@
 # PostgreSQL as the store (tests/pg.sh starts the server): what a run records reads out the same
 # as from SQLite; tuner serve with 4 fake GPUs runs 3 replay jobs to plain tuner run's results;
 # two servers on two "hosts" share the jobs, one is killed midway and the other finishes them;
-# the password never reaches the command line or the log; without libpq, a clear error.
+# the store crashes and restarts under a server; the password never reaches the command line or
+# the log; without libpq, a clear error.
 . tests/cli/lib.sh
 . tests/cli/serve-lib.sh
 export TUNER_WORKER_FAKE=1
@@ -91,6 +92,22 @@ counts=$("$PG_BIN/psql" -X -q -t -A "$Q" -c "SELECT count(DISTINCT c.server_id) 
 [ "$(echo "$counts" | sed -n 3p)" -eq 192 ] || fail "64 evaluations per job: $counts"
 [ "$(echo "$counts" | sed -n 4p)" -eq 0 ] || fail "every claim done: $counts"
 expect_grep "$TMP/b.log" "dead server" "host-b took host-a for dead"
+
+# ---------------------------------------------------------------- the store restarts
+export TUNER_TEST_STEP_DELAY=0.05
+Q=$(pg_url t0120_restart)
+run_tuner --db "$Q" submit --root "$TOP" --replay "$REC" --generations 4 --seed 21 configs/default.yaml
+start_serve "$TMP/restart.log" "$Q" --root "$TOP" --gpus 0,1 --heartbeat 0.5 --batch 1
+wait_evaluated "$Q" 1 10
+. tests/pg.sh
+pg_restart || fail "the test server did not restart"
+run_tuner --db "$Q" wait --timeout 60 1
+expect_rc 0 "the job finishes across the store's restart"
+same_as_solo "$Q" 1 21
+expect_grep "$TMP/restart.log" "connected to the database again" "the server connects again"
+stop_serve "$SERVE_PID"
+expect_rc 0 "the server drains after the restart"
+unset TUNER_TEST_STEP_DELAY
 
 # ---------------------------------------------------------------- the password, libpq
 W="postgresql://tuner:hunter2@/t0120_hosts?host=$PG_DIR"
