@@ -41,16 +41,21 @@ struct dbb_stmt {
 
 static void set_err(struct dbb *b, const char *msg, const char *sqlstate)
 {
-	size_t n;
+	size_t n, k;
 
 	/* one line: libpq's messages end in a newline and may add DETAIL and HINT lines */
 	snprintf(b->err, sizeof(b->err), "%s", msg ? msg : "unknown error");
 	n = strlen(b->err);
 	while (n && (b->err[n - 1] == '\n' || b->err[n - 1] == ' '))
 		b->err[--n] = '\0';
-	for (n = 0; b->err[n]; n++)
-		if (b->err[n] == '\n')
-			b->err[n] = ' ';
+	/* libpq's second line starts with a tab: one space between the lines */
+	for (n = 0, k = 0; b->err[n]; n++) {
+		char c = b->err[n] == '\n' || b->err[n] == '\t' ? ' ' : b->err[n];
+
+		if (c != ' ' || !k || b->err[k - 1] != ' ')
+			b->err[k++] = c;
+	}
+	b->err[k] = '\0';
 	snprintf(b->sqlstate, sizeof(b->sqlstate), "%s", sqlstate ? sqlstate : "");
 }
 
