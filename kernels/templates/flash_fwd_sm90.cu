@@ -74,7 +74,7 @@ static_assert(kD == 64 || kD == 128, "the head dim must be 64 or 128");
 static_assert(CONSUMERS >= 1 && CONSUMERS <= 3, "one to three consumer warpgroups");
 static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256,
               "BLOCK_N is a wgmma N (<= 256) and the k of P V (a multiple of 16)");
-static_assert(STAGES >= 1, "STAGES must be at least 1");
+static_assert(STAGES >= 2, "the S GEMM of tile j waits for K while P V of tile j - 1 holds V");
 static_assert(!PINGPONG || CONSUMERS >= 2, "pingpong needs two consumer warpgroups or more");
 static_assert(kKVTile % 1024 == 0 && kQTile % 1024 == 0, "tiles must keep 1024-byte atoms");
 static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
