@@ -58,7 +58,7 @@ export OUT
 
 log "compile (NVRTC)"
 {
-	echo "$CONFIGS" | grep . | sed 's/$//'
+	echo "$CONFIGS" | grep .
 	echo "$SANITIZE" | sed 's/$/ _san/'
 } | xargs -P 8 -L 1 bash -c 'build "$@"' _
 grep -H "Used\|spill stores\|C75" "$OUT"/cubin/*.log | sed 's|.*/||' | sort
