@@ -106,8 +106,8 @@ static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 	cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)S * D * 2};
 	cuuint32_t box[3] = {64, (cuuint32_t)rows, 1}, estr[3] = {1, 1, 1};
 
-	CK(cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, p, dims, strides, box, estr,
-	                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+	CK(cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, p, dims, strides, box,
+	                          estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
 	                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 	                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 }
@@ -175,8 +175,8 @@ int main(int argc, char **argv)
 		void *params[] = {&maps[0], &maps[1], &maps[2], &maps[3], &B, &H, &S, &scale};
 		unsigned gx = (S + 64 * consumers - 1) / (64 * consumers);
 		auto launch = [&]() {
-			CK(cuLaunchKernel(fn, gx, H, B, (consumers + 1) * 128, 1, 1, smem, st, params,
-			                  nullptr));
+			CK(cuLaunchKernel(fn, gx, H, B, (consumers + 1) * 128, 1, 1, smem, st,
+			                  params, nullptr));
 		};
 
 		if (sanitize)
@@ -213,14 +213,15 @@ int main(int argc, char **argv)
 			if (total) {
 				ok = 0;
 				struct tuner_san_record *r = &log.first[0];
-				snprintf(san_msg, sizeof(san_msg),
-				         " sanitize %u violations (first: kind %u width %u addr %llu "
-				         "thread %u block %u)",
-				         total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
+				snprintf(
+				    san_msg, sizeof(san_msg),
+				    " sanitize %u violations (first: kind %u width %u addr %llu "
+				    "thread %u block %u)",
+				    total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
 			}
 		}
-		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s", ok ? "PASS" : "FAIL",
-		       cubin, B, H, S, D, rel, max_abs, bad, san_msg);
+		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s",
+		       ok ? "PASS" : "FAIL", cubin, B, H, S, D, rel, max_abs, bad, san_msg);
 		failed |= !ok;
 
 		if (do_time && ok) {
@@ -251,7 +252,8 @@ int main(int argc, char **argv)
 			}
 			std::sort(us.begin(), us.end());
 			double med = us[us.size() / 2];
-			printf(" median_us %.2f tflops %.1f", med, 4.0 * B * H * (double)S * S * D / (med * 1e6));
+			printf(" median_us %.2f tflops %.1f", med,
+			       4.0 * B * H * (double)S * S * D / (med * 1e6));
 			RT(cudaGraphExecDestroy(exec));
 			RT(cudaGraphDestroy(graph));
 			RT(cudaEventDestroy(e0));

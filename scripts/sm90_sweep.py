@@ -105,7 +105,8 @@ def main():
     def run(p):
         pt, ok_c, smem, admitted = p
         rc, log = compile_point(args, side, src, pt, smem)
-        r = parse(log) if rc == 0 else {"error": log.strip().splitlines()[-3:]}
+        lines = log.strip().splitlines()
+        r = parse(log) if rc == 0 else {"error": [x for x in lines if "error" in x][:2] or lines[-3:]}
         r.update(point=pt, smem=smem, admitted=admitted, rc=rc)
         if admitted and rc == 0:
             rc_short, _ = compile_point(args, side, src, pt, smem - 1)

@@ -23,7 +23,8 @@
 #include "tuner_wgmma.cuh"
 
 /* The CUtensorMap of <cuda.h>: 128 opaque bytes, 64-byte aligned. */
-struct __align__(64) tuner_tensormap {
+struct __align__(64) tuner_tensormap
+{
 	unsigned long long opaque[16];
 };
 
@@ -100,11 +101,11 @@ TUNER_DEV int tuner_san_tile_ok(unsigned kind, unsigned off, unsigned bytes, uns
 TUNER_DEV void tuner_tma_load_3d(unsigned dst, const tuner_tensormap *map, int c0, int c1, int c2,
                                  unsigned bar)
 {
-	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-	             " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-	             "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2),
-	             "r"(bar)
-	             : "memory");
+	asm volatile(
+	    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+	    " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+	    "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+	    : "memory");
 }
 
 /* 1 when a box of `bytes` may land at `dst` (always 1 outside sanitize builds). */
@@ -144,10 +145,11 @@ TUNER_DEV void tuner_tma_store_3d(const tuner_tensormap *map, int c0, int c1, in
 #else
 	(void)bytes;
 #endif
-	asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group"
-	             " [%0, {%1, %2, %3}], [%4];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
-	             "r"(c0), "r"(c1), "r"(c2), "r"(src)
-	             : "memory");
+	asm volatile(
+	    "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group"
+	    " [%0, {%1, %2, %3}], [%4];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
+	    "r"(c0), "r"(c1), "r"(c2), "r"(src)
+	    : "memory");
 }
 
 TUNER_DEV void tuner_tma_store_commit(void)

@@ -39,7 +39,7 @@
 
 #include "tuner_sm90.cuh"
 
-#if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||         \
+#if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
     !defined(OVERLAP) || !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
 #error "flash_fwd_sm90.cu needs the tuner's preamble (the params, SHAPE_D, TUNER_SMEM_BYTES)"
 #endif
@@ -148,7 +148,8 @@ __device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[BLOCK_
 #pragma unroll
 		for (int kt = 0; kt < BLOCK_N / 16; kt++)
 			tuner_wgmma<kD>::rs_tb(
-			    o, p[kt], tuner_wgmma_desc_sw128(v_tile + kt * 2048, kChunkKV, 1024), 1);
+			    o, p[kt], tuner_wgmma_desc_sw128(v_tile + kt * 2048, kChunkKV, 1024),
+			    1);
 	}
 	tuner_wgmma_commit();
 }
@@ -183,7 +184,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 			mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		/* Every tile has a key < S, so mx is finite; the first tile's alpha is 2^-inf = 0. */
+		/* Every tile has a key < S: mx is finite; tile 0's alpha is 2^-inf = 0. */
 		alpha[r] = tuner_exp2((row_max[r] - mx) * scale_log2);
 		row_max[r] = mx;
 
@@ -260,7 +261,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 /* Barrier addresses: full_k[s], full_v[s] (TMA landed), empty[s] (all consumers done). */
 #define FULL_K(s) (bar_q + 8 + 8 * (s))
 #define FULL_V(s) (bar_q + 8 + 8 * (STAGES + (s)))
-#define EMPTY(s) (bar_q + 8 + 8 * (2 * STAGES + (s)))
+#define EMPTY(s)  (bar_q + 8 + 8 * (2 * STAGES + (s)))
 
 	if (threadIdx.x == 0) {
 		tuner_mbar_init(bar_q, 1);
@@ -278,23 +279,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 		if (CONSUMERS > 1)
 			tuner_setmaxnreg_dec<kProducerRegs>();
 		if (threadIdx.x == 0) {
-			/* Q of the consumers with at least one row < S; the others idle on zeros. */
+			/* Q of the consumers with a row < S; the others run on garbage. */
 			const int live = min(CONSUMERS, (S - m0 + 63) / 64);
 			int ok = 1;
 
 			for (int c = 0; c < live; c++)
 #pragma unroll
 				for (int k = 0; k < kChunks; k++)
-					ok &= tuner_tma_check(base + kQOff + c * kQTile + k * kChunkQ,
-					                      kChunkQ);
+					ok &= tuner_tma_check(
+					    base + kQOff + c * kQTile + k * kChunkQ, kChunkQ);
 			tuner_tma_arm(bar_q, live * kQTile, ok);
 			if (ok)
 				for (int c = 0; c < live; c++)
 #pragma unroll
 					for (int k = 0; k < kChunks; k++)
-						tuner_tma_load_3d(base + kQOff + c * kQTile +
-						                      k * kChunkQ,
-						                  &Qmap, k * 64, m0 + 64 * c, bh, bar_q);
+						tuner_tma_load_3d(
+						    base + kQOff + c * kQTile + k * kChunkQ, &Qmap,
+						    k * 64, m0 + 64 * c, bh, bar_q);
 
 #pragma unroll 1
 			for (int j = 0; j < ntiles; j++) {
@@ -302,8 +303,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 
 				/* The first round passes at once (the phase before phase 0). */
 				tuner_mbar_wait(EMPTY(s), ((j / STAGES) & 1) ^ 1);
-				load_kv(&Kmap, base + kKOff + s * kKVTile, FULL_K(s), j * BLOCK_N, bh);
-				load_kv(&Vmap, base + kVOff + s * kKVTile, FULL_V(s), j * BLOCK_N, bh);
+				load_kv(&Kmap, base + kKOff + s * kKVTile, FULL_K(s), j * BLOCK_N,
+				        bh);
+				load_kv(&Vmap, base + kVOff + s * kKVTile, FULL_V(s), j * BLOCK_N,
+				        bh);
 			}
 		}
 	} else {
@@ -339,7 +342,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 			turn_pass(cw, false);
 			tuner_wgmma_wait<0>();
 			tuner_reg_fence(s);
-			softmax_tile(s, row_max, alpha, sum, scale_log2, 0, S, ragged && ntiles == 1);
+			softmax_tile(s, row_max, alpha, sum, scale_log2, 0, S,
+			             ragged && ntiles == 1);
 			softmax_finish(s, o, p, row_sum, alpha, sum);
 
 			/* Tile j: S of j and P V of j - 1 together; softmax of j under P V. */
@@ -421,7 +425,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 			for (int j = 0; j < kD / 8; j++) {
 				const unsigned off = (j / 8) * kChunkQ + row * 128 +
 				                     ((j % 8) ^ (row % 8)) * 16 + (lane % 4) * 4;
-				unsigned char *dst = smem_raw + (q_tile - tuner_smem_addr(smem_raw)) + off;
+				unsigned char *dst =
+				    smem_raw + (q_tile - tuner_smem_addr(smem_raw)) + off;
 
 				tuner_st(reinterpret_cast<unsigned *>(dst),
 				         tuner_pack_half2(o[4 * j + 2 * r] * inv,
