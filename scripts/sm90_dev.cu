@@ -201,6 +201,18 @@ int main(int argc, char **argv)
 			max_abs = std::max(max_abs, std::fabs(e));
 		}
 		double rel = std::sqrt(err2 / ref2);
+		/* The first elements off by more than max_abs: a layout bug's pattern. */
+		char where[256] = "";
+		int nw = 0;
+		for (size_t j = 0, shown = 0; j < n && shown < 3; j++) {
+			double x = __half2float(ho[j]);
+			if (std::isfinite(x) && std::fabs(x - hr[j]) < 2e-2)
+				continue;
+			nw += snprintf(where + nw, sizeof(where) - nw,
+			               " [bh %zu row %zu col %zu: %g not %g]", j / ((size_t)S * D),
+			               j / D % S, j % D, x, hr[j]);
+			shown++;
+		}
 		int ok = bad == 0 && rel < 1e-2 && max_abs < 2e-2;
 		char san_msg[128] = "";
 		if (sanitize) {
@@ -220,8 +232,9 @@ int main(int argc, char **argv)
 				    total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
 			}
 		}
-		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s",
-		       ok ? "PASS" : "FAIL", cubin, B, H, S, D, rel, max_abs, bad, san_msg);
+		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s%s",
+		       ok ? "PASS" : "FAIL", cubin, B, H, S, D, rel, max_abs, bad, san_msg,
+		       ok ? "" : where);
 		failed |= !ok;
 
 		if (do_time && ok) {

@@ -43,7 +43,7 @@ SANITIZE="64 128 3 4 1 1
 128 128 2 2 1 1"
 
 smem() { echo $((1024 + (64 * $3 + 2 * $4 * $2) * $1 * 2 + 8 * (1 + 3 * $4))); }
-name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6$7"; }
+name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6${7:-}"; }
 
 build() { # D BN C ST PP OV [san]
 	local n; n=$(name "$@")
