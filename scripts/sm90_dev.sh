@@ -98,6 +98,17 @@ log "check and time"
 echo "$CONFIGS" | grep . | while read -r cfg; do run $cfg; done 2>&1 | tee "$OUT/results.txt"
 log "sanitize builds"
 echo "$SANITIZE" | while read -r cfg; do run $cfg _san; done 2>&1 | tee -a "$OUT/results.txt"
+log "planted fault (V ring off its swizzle atoms): the sanitize build must report it"
+build/nvrtc_compile -o "$OUT/cubin/plant.cubin" kernels/templates/flash_fwd_sm90.cu \
+	--gpu-architecture=sm_90a -std=c++17 -I kernels/include -DBLOCK_N=128 -DCONSUMERS=2 \
+	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DSHAPE_D=128 -DTUNER_SMEM_BYTES="$(smem 128 128 2 2)" \
+	-DTUNER_SANITIZE -DTUNER_PLANT_MISALIGN >"$OUT/cubin/plant.log" 2>&1
+if timeout 60 build/sm90_dev --sanitize "$OUT/cubin/plant.cubin" 128 2 "$(smem 128 128 2 2)" \
+	1,2,300,128 | tee -a "$OUT/results.txt" | grep -q "FAIL.*sanitize [1-9]"; then
+	echo "PLANT caught"
+else
+	echo "PLANT MISSED"
+fi | tee -a "$OUT/results.txt"
 
 if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 	log "side by side with SDPA"

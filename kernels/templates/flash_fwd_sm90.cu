@@ -3,7 +3,9 @@
  * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
  *
  * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, SHAPE_D (64 or 128),
- * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE.
+ * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
+ * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
+ * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
  *
  * One block computes CONSUMERS * 64 query rows of one (batch, head); grid
  * (ceil_div(S, 64 * CONSUMERS), H, B), (CONSUMERS + 1) * 128 threads, one block per SM.
@@ -60,7 +62,11 @@ enum : int {
 	/* The layout, in bytes from the 1024-aligned base. */
 	kQOff = 0,
 	kKOff = kQOff + CONSUMERS * kQTile,
+#ifdef TUNER_PLANT_MISALIGN
+	kVOff = kKOff + STAGES * kKVTile - 512, /* a broken variant for tests: V off its atoms */
+#else
 	kVOff = kKOff + STAGES * kKVTile,
+#endif
 	kBarOff = kVOff + STAGES * kKVTile,
 	kSmemBytes = 1024 + kBarOff + 8 * (1 + 3 * STAGES),
 	/* Registers after setmaxnreg: 128 * (producer + CONSUMERS * consumer) <= 65536. */
