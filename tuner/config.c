@@ -1173,8 +1173,8 @@ static const char *const buffer_keys[] = {"dtype", "count", "role", "fill", "ini
 static const char *const compare_keys[] = {"rel_l2", "max_abs", "cosine"};
 static const char *const reference_keys[] = {"source", "kernel",  "grid",    "block",   "smem",
                                              "args",   "outputs", "options", "launches"};
-static const char *const launch_entry_keys[] = {"kernel", "grid", "block",
-                                                "smem",   "args", "cluster"};
+static const char *const launch_entry_keys[] = {"kernel", "grid",    "block", "smem",
+                                                "args",   "cluster", "when"};
 static const char *const tensormap_keys[] = {"buffer", "dims", "strides", "box", "swizzle"};
 
 /* Where a YAML node lives: the family's sidecar or its problem file. */
@@ -1556,6 +1556,8 @@ static int load_launch_fields(struct ysrc *s, const yaml_node_t *n, yaml_node_t 
 	}
 	if (v[5] && load_dims3(s, v[5], "cluster", fam, names, l->cluster) < 0)
 		return -1;
+	if (v[6] && get_expr_in(s, v[6], "when", fam, names, &l->when) < 0)
+		return -1;
 	return 0;
 }
 
@@ -1613,7 +1615,7 @@ static int load_reference(struct ysrc *s, const yaml_node_t *n, struct family *f
 		/* kernel grid block smem args, as in a launches entry */
 		for (i = 0; i < 5; i++)
 			lv[i] = v[1 + i];
-		lv[5] = NULL;
+		lv[5] = lv[6] = NULL;
 		r->nlaunches = 1;
 		if (load_launch_fields(s, n, lv, fam, NAMES_DIMS, &r->launches[0]) < 0)
 			return -1;

@@ -37,6 +37,8 @@ enum tok_kind {
 	T_SLASH,
 	T_PERCENT,
 	T_NOT,
+	T_SHL,
+	T_SHR,
 	T_LT,
 	T_LE,
 	T_GT,
@@ -370,10 +372,10 @@ static int lex(struct lexer *lx, struct expr_err *err)
 			k = s[i + 1] == '=' ? T_NE : T_NOT;
 			break;
 		case '<':
-			k = s[i + 1] == '=' ? T_LE : T_LT;
+			k = s[i + 1] == '=' ? T_LE : s[i + 1] == '<' ? T_SHL : T_LT;
 			break;
 		case '>':
-			k = s[i + 1] == '=' ? T_GE : T_GT;
+			k = s[i + 1] == '=' ? T_GE : s[i + 1] == '>' ? T_SHR : T_GT;
 			break;
 		case '=':
 			if (s[i + 1] != '=') {
@@ -403,7 +405,8 @@ static int lex(struct lexer *lx, struct expr_err *err)
 			set_err(err, (int)i + 1, "unexpected character '%s'", char_desc(c, buf));
 			return -1;
 		}
-		if (k == T_NE || k == T_LE || k == T_GE || k == T_EQ || k == T_AND || k == T_OR)
+		if (k == T_NE || k == T_LE || k == T_GE || k == T_EQ || k == T_AND || k == T_OR ||
+		    k == T_SHL || k == T_SHR)
 			len = 2;
 		push(lx, k, i, len, 0);
 		i += len;
@@ -504,13 +507,16 @@ static int binary_prec(enum tok_kind k)
 	case T_GT:
 	case T_GE:
 		return 4;
+	case T_SHL:
+	case T_SHR:
+		return 5;
 	case T_PLUS:
 	case T_MINUS:
-		return 5;
+		return 6;
 	case T_STAR:
 	case T_SLASH:
 	case T_PERCENT:
-		return 6;
+		return 7;
 	default:
 		return 0;
 	}
@@ -766,7 +772,12 @@ const char *expr_text(const struct expr *e)
 /* The operators that can overflow. */
 static const char *op_text(enum tok_kind k)
 {
-	return k == T_PLUS ? "+" : k == T_MINUS ? "-" : k == T_STAR ? "*" : "/";
+	return k == T_PLUS    ? "+"
+	       : k == T_MINUS ? "-"
+	       : k == T_STAR  ? "*"
+	       : k == T_SHL   ? "<<"
+	       : k == T_SHR   ? ">>"
+	                      : "/";
 }
 
 static void set_int(struct val *v, long long i);
@@ -857,7 +868,10 @@ static int eval_float_binary(const struct node *n, double a, double b, struct va
 		}
 		return set_float(out, a / b, n, err);
 	case T_PERCENT:
-		set_err(err, n->col, "'%%' needs integers");
+	case T_SHL:
+	case T_SHR:
+		set_err(err, n->col, "'%s' needs integers",
+		        n->op == T_PERCENT ? "%" : op_text(n->op));
 		return -1;
 	default:
 		set_int(out, compare(n->op, a, b));
@@ -922,6 +936,23 @@ static int eval_binary(const struct node *n, const struct expr_scope *scope, str
 			return 0;
 		}
 		out->i = n->op == T_SLASH ? a / b : a % b;
+		return 0;
+	case T_SHL:
+	case T_SHR:
+		/* defined in C only for a non-negative value and a shift below the width */
+		if (a < 0 || b < 0 || b > 62) {
+			set_err(err, n->col,
+			        "shift %lld %s %lld: needs a value >= 0 and a shift of 0 to 62", a,
+			        op_text(n->op), b);
+			return -1;
+		}
+		if (n->op == T_SHR) {
+			out->i = a >> b;
+			return 0;
+		}
+		if (a > (LLONG_MAX >> b))
+			return overflow(err, n, a, b);
+		out->i = a << b;
 		return 0;
 	case T_LT:
 	case T_LE:

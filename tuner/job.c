@@ -1,4 +1,5 @@
 /* Worker jobs from problem data: each expression resolved for one variant on one shape. */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -103,6 +103,7 @@ void launch_spec_release(struct launch_spec *l)
 		expr_free(l->cluster[i]);
 	}
 	expr_free(l->smem);
+	expr_free(l->when);
 	for (i = 0; i < l->nargs; i++)
 		arg_release(&l->args[i]);
 	free(l->args);

@@ -629,6 +629,8 @@ static int entry_fill(struct child *c, const struct worker_shape_job *sh, struct
 		const struct worker_buf *b = &sh->bufs[k];
 
 		p[k] = 0;
+		if (is_input(b) && guard_fill(c, e->in_p[k], buf_bytes(b)) < 0)
+			return -1;
 		if (is_input(b) &&
 		    fill(c, e->in_p[k], b, b->dtype, b->fill, fill_key(seed, b->name), 0) < 0)
 			return -1;

@@ -89,6 +89,7 @@ struct launch_spec {
 	struct expr *smem; /* bytes; NULL: 0, or the family's smem_bytes with smem_family */
 	int smem_family;
 	struct expr *cluster[3];  /* NULL: no cluster */
+	struct expr *when;        /* NULL: always; else launched only where it is not 0 */
 	struct problem_arg *args; /* NULL: the problem's args */
 	size_t nargs;
 	int line;

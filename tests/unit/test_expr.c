@@ -532,6 +532,12 @@ static void test_floats(void **state)
 	assert_non_null(strstr(err.msg, "floating-point value"));
 	expr_free(e);
 	eval_fails("1.5 % 2", NULL, "'%' needs integers", 5);
+	assert_true(num_ok("1 << 31", &fl) == 2147483648.0);
+	assert_true(num_ok("1 + 2 << 3", &fl) == 24.0); /* C: + binds tighter than << */
+	assert_true(num_ok("1024 >> 3 < 200", &fl) == 1.0);
+	eval_fails("1 << 63", NULL, "needs a value >= 0 and a shift of 0 to 62", 3);
+	eval_fails("4611686018427387904 << 1", NULL, "signed overflow", 21);
+	eval_fails("1.0 << 2", NULL, "'<<' needs integers", 5);
 	eval_fails("rsqrt(0)", NULL, "needs a positive number", 1);
 	eval_fails("sqrt(-1.0)", NULL, "sqrt of a negative number", 1);
 	eval_fails("1.0 / 0", NULL, "division by zero", 5);

@@ -1,0 +1,456 @@
+/*
+ * FlashAttention-3-style forward pass for Hopper (sm_90a): fp16 in and out, fp32
+ * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
+ *
+ * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, SHAPE_D (64 or 128),
+ * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
+ * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
+ * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
+ *
+ * One block computes CONSUMERS * 64 query rows of one (batch, head); grid
+ * (ceil_div(S, 64 * CONSUMERS), H, B), (CONSUMERS + 1) * 128 threads, one block per SM.
+ * Warpgroup 0 is the producer: it gives registers back (setmaxnreg) and one thread issues
+ * every TMA copy: the Q tiles once, then K and V tiles of BLOCK_N keys into a STAGES-deep
+ * ring, each stage refilled when all consumers have released it. Warpgroups 1..CONSUMERS
+ * are consumers, each owning 64 query rows: S = Q K^T by wgmma from shared memory (Q and K
+ * both K-major), online softmax in registers, O += P V by wgmma with P from registers (the
+ * accumulator layout of S is the A-fragment layout of P) and V from shared memory N-major.
+ *
+ * Overlap, as tunables:
+ *  - OVERLAP=1 (intra-warpgroup): the S GEMM of tile j and the P V GEMM of tile j - 1 are
+ *    issued together; the softmax of tile j runs while P V of tile j - 1 is on the tensor
+ *    cores. OVERLAP=0: S GEMM, softmax, P V GEMM, one after the other.
+ *  - PINGPONG=1 (inter-warpgroup, CONSUMERS >= 2): the consumers take turns to issue their
+ *    GEMMs (named barriers 1..CONSUMERS, round robin), so that one warpgroup's softmax runs
+ *    while another's GEMMs do.
+ *
+ * Tensor maps (made by the host, passed as __grid_constant__ parameters): Q, K, V and O as
+ * 3-D tensors [D, S, B * H] (innermost first), 128-byte swizzle, boxes of 64 columns (one
+ * 128-byte swizzle span) by 64 rows (Q, O) or BLOCK_N rows (K, V). Rows past S load as zeros
+ * and are not stored, so a ragged S needs no special path beyond masking the last key tile.
+ *
+ * Shared memory (dynamic; the kernel rounds its base up to 1024 bytes, the swizzle atom):
+ *   Q tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      at 0 (reused to stage O)
+ *   K ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after Q
+ *   V ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after K
+ *   barriers full_q, full_k[STAGES], full_v[STAGES], empty[STAGES] (8 bytes each)
+ * Inside a chunk, 16-byte column group g of row r is stored at group g ^ (r % 8) (what TMA's
+ * 128-byte swizzle writes and the wgmma descriptors' swizzle mode 1 reads).
+ */
+#include <cuda_fp16.h>
+
+#include "tuner_sm90.cuh"
+
+#if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
+    !defined(OVERLAP) || !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
+#error "flash_fwd_sm90.cu needs the tuner's preamble (the params, SHAPE_D, TUNER_SMEM_BYTES)"
+#endif
+
+namespace
+{
+
+/* Enumerators rather than constexpr variables: NVRTC would emit those as globals. */
+enum : int {
+	kD = SHAPE_D,
+	kThreads = (CONSUMERS + 1) * 128,
+	kBlockM = 64 * CONSUMERS,   /* query rows per block */
+	kChunks = kD / 64,          /* 64-column (128-byte) swizzle chunks per row */
+	kChunkQ = 64 * 128,         /* bytes of one chunk of a Q (or O) tile */
+	kChunkKV = BLOCK_N * 128,   /* bytes of one chunk of a K or V tile */
+	kQTile = kChunks * kChunkQ, /* one consumer's Q tile */
+	kKVTile = kChunks * kChunkKV,
+	/* The layout, in bytes from the 1024-aligned base. */
+	kQOff = 0,
+	kKOff = kQOff + CONSUMERS * kQTile,
+#ifdef TUNER_PLANT_MISALIGN
+	kVOff = kKOff + STAGES * kKVTile - 512, /* a broken variant for tests: V off its atoms */
+#else
+	kVOff = kKOff + STAGES * kKVTile,
+#endif
+	kBarOff = kVOff + STAGES * kKVTile,
+	kSmemBytes = 1024 + kBarOff + 8 * (1 + 3 * STAGES),
+	/* Registers after setmaxnreg: 128 * (producer + CONSUMERS * consumer) <= 65536. */
+	kProducerRegs = CONSUMERS == 3 ? 32 : 24,
+	kConsumerRegs = CONSUMERS == 3 ? 160 : 240,
+	kSchedBar = 1, /* named barriers kSchedBar + c: consumer c may issue its GEMMs */
+	kEpiBar = 4,   /* named barriers kEpiBar + c: consumer c's O tile is staged */
+};
+
+static_assert(kD == 64 || kD == 128, "the head dim must be 64 or 128");
+static_assert(CONSUMERS >= 1 && CONSUMERS <= 3, "one to three consumer warpgroups");
+static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256,
+              "BLOCK_N is a wgmma N (<= 256) and the k of P V (a multiple of 16)");
+static_assert(STAGES >= 2, "the S GEMM of tile j waits for K while P V of tile j - 1 holds V");
+static_assert(!PINGPONG || CONSUMERS >= 2, "pingpong needs two consumer warpgroups or more");
+static_assert(kKVTile % 1024 == 0 && kQTile % 1024 == 0, "tiles must keep 1024-byte atoms");
+static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
+              "the kernel's shared-memory layout exceeds TUNER_SMEM_BYTES: the sidecar's "
+              "smem_bytes expression disagrees with the kernel");
+
+__device__ __forceinline__ float neg_inf(void)
+{
+	return __int_as_float(0xff800000);
+}
+
+/* ---------------------------------------------------------------- producer */
+
+/* One K or V tile of BLOCK_N keys from key row0 of head bh: kChunks boxes on one barrier. */
+__device__ __forceinline__ void load_kv(const tuner_tensormap *map, unsigned dst, unsigned bar,
+                                        int row0, int bh)
+{
+	int ok = 1;
+
+#pragma unroll
+	for (int c = 0; c < kChunks; c++)
+		ok &= tuner_tma_check(dst + c * kChunkKV, kChunkKV);
+	tuner_tma_arm(bar, kKVTile, ok);
+	if (ok)
+#pragma unroll
+		for (int c = 0; c < kChunks; c++)
+			tuner_tma_load_3d(dst + c * kChunkKV, map, c * 64, row0, bh, bar);
+}
+
+/* ---------------------------------------------------------------- consumer */
+
+/* S = Q K^T for one consumer's 64 rows and one K tile (D / 16 k16 steps). */
+__device__ __forceinline__ void gemm_qk(float (&s)[BLOCK_N / 2], unsigned q_tile, unsigned k_tile)
+{
+	const int ok = tuner_wgmma_check(q_tile, kQTile) && tuner_wgmma_check(k_tile, kKVTile);
+
+	tuner_reg_fence(s);
+	tuner_wgmma_fence();
+	if (ok) {
+#pragma unroll
+		for (int kk = 0; kk < kD / 16; kk++) {
+			/* k16 step kk: chunk kk / 4, 32 bytes per step inside the 128-byte row. */
+			const unsigned off = (kk % 4) * 32;
+			const unsigned long long da =
+			    tuner_wgmma_desc_sw128(q_tile + (kk / 4) * kChunkQ + off, 16, 1024);
+			const unsigned long long db =
+			    tuner_wgmma_desc_sw128(k_tile + (kk / 4) * kChunkKV + off, 16, 1024);
+
+			tuner_wgmma<BLOCK_N>::ss(s, da, db, kk > 0);
+		}
+	}
+	tuner_wgmma_commit();
+}
+
+/*
+ * O += P V for one V tile: BLOCK_N / 16 k16 steps of 16 key rows (2048 bytes) each; the N
+ * of the product is D, whose 64-column chunks are kChunkKV bytes apart (the leading byte
+ * offset of an N-major operand), and 8-row groups 1024 bytes apart (the stride offset).
+ */
+__device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[BLOCK_N / 16][4],
+                                        unsigned v_tile)
+{
+	const int ok = tuner_wgmma_check(v_tile, kKVTile);
+
+	tuner_reg_fence(o);
+#pragma unroll
+	for (int kt = 0; kt < BLOCK_N / 16; kt++)
+		tuner_reg_fence(p[kt]);
+	tuner_wgmma_fence();
+	if (ok) {
+#pragma unroll
+		for (int kt = 0; kt < BLOCK_N / 16; kt++)
+			tuner_wgmma<kD>::rs_tb(
+			    o, p[kt], tuner_wgmma_desc_sw128(v_tile + kt * 2048, kChunkKV, 1024),
+			    1);
+	}
+	tuner_wgmma_commit();
+}
+
+/*
+ * Online softmax, first half: mask keys past S (the last tile only), take each row's new
+ * max, exponentiate the scores in place (log2 units: exp(x * scale) = 2^(x * scale_log2))
+ * and sum them. The thread holds rows lane/4 (r = 0: s[4j], s[4j+1]) and lane/4 + 8 (r = 1:
+ * s[4j+2], s[4j+3]) of its warp's 16; a row's columns are spread over a quad of lanes.
+ * Returns alpha (the factor that rescales what was summed before) and the partial sums.
+ */
+__device__ __forceinline__ void softmax_tile(float (&s)[BLOCK_N / 2], float (&row_max)[2],
+                                             float (&alpha)[2], float (&sum)[2], float scale_log2,
+                                             int kv0, int S, bool tail)
+{
+	const int lane = threadIdx.x % 32;
+
+	if (tail) {
+#pragma unroll
+		for (int j = 0; j < BLOCK_N / 8; j++)
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+				if (kv0 + j * 8 + (lane % 4) * 2 + (i & 1) >= S)
+					s[4 * j + i] = neg_inf();
+	}
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		float mx = row_max[r];
+
+#pragma unroll
+		for (int j = 0; j < BLOCK_N / 8; j++)
+			mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		/* Every tile has a key < S: mx is finite; tile 0's alpha is 2^-inf = 0. */
+		alpha[r] = tuner_exp2((row_max[r] - mx) * scale_log2);
+		row_max[r] = mx;
+
+		const float mc = mx * scale_log2;
+		float acc = 0.0f;
+#pragma unroll
+		for (int j = 0; j < BLOCK_N / 8; j++) {
+			const float e0 = tuner_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -mc));
+			const float e1 = tuner_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -mc));
+
+			s[4 * j + 2 * r] = e0;
+			s[4 * j + 2 * r + 1] = e1;
+			acc += e0 + e1;
+		}
+		sum[r] = acc;
+	}
+}
+
+/* Online softmax, second half (once O is not in flight): rescale O and l, pack P as halves. */
+__device__ __forceinline__ void softmax_finish(const float (&s)[BLOCK_N / 2], float (&o)[kD / 2],
+                                               unsigned (&p)[BLOCK_N / 16][4], float (&row_sum)[2],
+                                               const float (&alpha)[2], const float (&sum)[2])
+{
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		row_sum[r] = row_sum[r] * alpha[r] + sum[r];
+#pragma unroll
+		for (int j = 0; j < kD / 8; j++) {
+			o[4 * j + 2 * r] *= alpha[r];
+			o[4 * j + 2 * r + 1] *= alpha[r];
+		}
+	}
+#pragma unroll
+	for (int kt = 0; kt < BLOCK_N / 16; kt++) {
+		p[kt][0] = tuner_pack_half2(s[8 * kt + 0], s[8 * kt + 1]);
+		p[kt][1] = tuner_pack_half2(s[8 * kt + 2], s[8 * kt + 3]);
+		p[kt][2] = tuner_pack_half2(s[8 * kt + 4], s[8 * kt + 5]);
+		p[kt][3] = tuner_pack_half2(s[8 * kt + 6], s[8 * kt + 7]);
+	}
+}
+
+/* Pingpong: wait for this consumer's turn to issue GEMMs, and pass the turn on. */
+__device__ __forceinline__ void turn_wait(int cw)
+{
+	if (PINGPONG)
+		tuner_bar_sync(kSchedBar + cw, 256);
+}
+
+/* The last consumer's last turn is passed to no one (every sync has exactly one arrive). */
+__device__ __forceinline__ void turn_pass(int cw, bool last)
+{
+	if (PINGPONG && !(last && cw == CONSUMERS - 1))
+		tuner_bar_arrive(kSchedBar + (cw + 1) % CONSUMERS, 256);
+}
+
+} /* namespace */
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
+    flash_fwd_sm90(const __grid_constant__ tuner_tensormap Qmap,
+                   const __grid_constant__ tuner_tensormap Kmap,
+                   const __grid_constant__ tuner_tensormap Vmap,
+                   const __grid_constant__ tuner_tensormap Omap, int B, int H, int S,
+                   float softmax_scale)
+{
+	extern __shared__ __align__(16) unsigned char smem_raw[];
+	const unsigned base = (tuner_smem_addr(smem_raw) + 1023u) & ~1023u;
+	const unsigned bar_q = base + kBarOff;
+	const int wg = threadIdx.x / 128;
+	const int m0 = blockIdx.x * kBlockM;
+	const int bh = blockIdx.z * H + blockIdx.y;
+	const int ntiles = (S + BLOCK_N - 1) / BLOCK_N;
+	(void)B;
+
+/* Barrier addresses: full_k[s], full_v[s] (TMA landed), empty[s] (all consumers done). */
+#define FULL_K(s) (bar_q + 8 + 8 * (s))
+#define FULL_V(s) (bar_q + 8 + 8 * (STAGES + (s)))
+#define EMPTY(s)  (bar_q + 8 + 8 * (2 * STAGES + (s)))
+
+	if (threadIdx.x == 0) {
+		tuner_mbar_init(bar_q, 1);
+		for (int s = 0; s < STAGES; s++) {
+			tuner_mbar_init(FULL_K(s), 1);
+			tuner_mbar_init(FULL_V(s), 1);
+			tuner_mbar_init(EMPTY(s), CONSUMERS * 128);
+		}
+		tuner_mbar_init_fence();
+	}
+	__syncthreads();
+
+	if (wg == 0) {
+		/* ------------------------------------------------------------ producer */
+		if (CONSUMERS > 1)
+			tuner_setmaxnreg_dec<kProducerRegs>();
+		if (threadIdx.x == 0) {
+			/* Q of the consumers with a row < S; the others run on garbage. */
+			const int live = min(CONSUMERS, (S - m0 + 63) / 64);
+			int ok = 1;
+
+			for (int c = 0; c < live; c++)
+#pragma unroll
+				for (int k = 0; k < kChunks; k++)
+					ok &= tuner_tma_check(
+					    base + kQOff + c * kQTile + k * kChunkQ, kChunkQ);
+			tuner_tma_arm(bar_q, live * kQTile, ok);
+			if (ok)
+				for (int c = 0; c < live; c++)
+#pragma unroll
+					for (int k = 0; k < kChunks; k++)
+						tuner_tma_load_3d(
+						    base + kQOff + c * kQTile + k * kChunkQ, &Qmap,
+						    k * 64, m0 + 64 * c, bh, bar_q);
+
+#pragma unroll 1
+			for (int j = 0; j < ntiles; j++) {
+				const int s = j % STAGES;
+
+				/* The first round passes at once (the phase before phase 0). */
+				tuner_mbar_wait(EMPTY(s), ((j / STAGES) & 1) ^ 1);
+				load_kv(&Kmap, base + kKOff + s * kKVTile, FULL_K(s), j * BLOCK_N,
+				        bh);
+				load_kv(&Vmap, base + kVOff + s * kKVTile, FULL_V(s), j * BLOCK_N,
+				        bh);
+			}
+		}
+	} else {
+		/* ------------------------------------------------------------ consumers */
+		if (CONSUMERS > 1)
+			tuner_setmaxnreg_inc<kConsumerRegs>();
+		const int cw = wg - 1;
+		const int t = threadIdx.x % 128;
+		const unsigned q_tile = base + kQOff + cw * kQTile;
+		const float scale_log2 = softmax_scale * 1.4426950408889634f;
+		const bool ragged = S % BLOCK_N != 0;
+
+		float o[kD / 2];
+		float s[BLOCK_N / 2];
+		unsigned p[BLOCK_N / 16][4];
+		float row_max[2] = {neg_inf(), neg_inf()}, row_sum[2] = {0.0f, 0.0f};
+		float alpha[2], sum[2];
+
+#pragma unroll
+		for (int i = 0; i < kD / 2; i++)
+			o[i] = 0.0f;
+
+		/* Consumer 0 goes first: the last one passes it the first turn. */
+		if (PINGPONG && cw == CONSUMERS - 1)
+			tuner_bar_arrive(kSchedBar, 256);
+		tuner_mbar_wait(bar_q, 0);
+
+		if (OVERLAP) {
+			/* Tile 0: S alone. */
+			tuner_mbar_wait(FULL_K(0), 0);
+			turn_wait(cw);
+			gemm_qk(s, q_tile, base + kKOff);
+			turn_pass(cw, false);
+			tuner_wgmma_wait<0>();
+			tuner_reg_fence(s);
+			softmax_tile(s, row_max, alpha, sum, scale_log2, 0, S,
+			             ragged && ntiles == 1);
+			softmax_finish(s, o, p, row_sum, alpha, sum);
+
+			/* Tile j: S of j and P V of j - 1 together; softmax of j under P V. */
+#pragma unroll 1
+			for (int j = 1; j < ntiles; j++) {
+				const int sj = j % STAGES, sp = (j - 1) % STAGES;
+
+				tuner_mbar_wait(FULL_K(sj), (j / STAGES) & 1);
+				turn_wait(cw);
+				gemm_qk(s, q_tile, base + kKOff + sj * kKVTile);
+				tuner_mbar_wait(FULL_V(sp), ((j - 1) / STAGES) & 1);
+				gemm_pv(o, p, base + kVOff + sp * kKVTile);
+				turn_pass(cw, false);
+				tuner_wgmma_wait<1>();
+				tuner_reg_fence(s);
+				softmax_tile(s, row_max, alpha, sum, scale_log2, j * BLOCK_N, S,
+				             ragged && j == ntiles - 1);
+				tuner_wgmma_wait<0>();
+				tuner_reg_fence(o);
+#pragma unroll
+				for (int kt = 0; kt < BLOCK_N / 16; kt++)
+					tuner_reg_fence(p[kt]);
+				tuner_mbar_arrive(EMPTY(sp));
+				softmax_finish(s, o, p, row_sum, alpha, sum);
+			}
+
+			/* P V of the last tile. */
+			const int sl = (ntiles - 1) % STAGES;
+			tuner_mbar_wait(FULL_V(sl), ((ntiles - 1) / STAGES) & 1);
+			turn_wait(cw);
+			gemm_pv(o, p, base + kVOff + sl * kKVTile);
+			turn_pass(cw, true);
+			tuner_wgmma_wait<0>();
+			tuner_reg_fence(o);
+			tuner_mbar_arrive(EMPTY(sl));
+		} else {
+#pragma unroll 1
+			for (int j = 0; j < ntiles; j++) {
+				const int sj = j % STAGES, ph = (j / STAGES) & 1;
+
+				tuner_mbar_wait(FULL_K(sj), ph);
+				turn_wait(cw);
+				gemm_qk(s, q_tile, base + kKOff + sj * kKVTile);
+				turn_pass(cw, false);
+				tuner_wgmma_wait<0>();
+				tuner_reg_fence(s);
+				softmax_tile(s, row_max, alpha, sum, scale_log2, j * BLOCK_N, S,
+				             ragged && j == ntiles - 1);
+				softmax_finish(s, o, p, row_sum, alpha, sum);
+				tuner_mbar_wait(FULL_V(sj), ph);
+				turn_wait(cw);
+				gemm_pv(o, p, base + kVOff + sj * kKVTile);
+				turn_pass(cw, j == ntiles - 1);
+				tuner_wgmma_wait<0>();
+				tuner_reg_fence(o);
+#pragma unroll
+				for (int kt = 0; kt < BLOCK_N / 16; kt++)
+					tuner_reg_fence(p[kt]);
+				tuner_mbar_arrive(EMPTY(sj));
+			}
+		}
+
+		/*
+		 * Epilogue: normalise, stage O in this consumer's own Q tile (its last reader,
+		 * the last S GEMM, has completed) in the swizzled layout of the O tensor map,
+		 * then one thread stores it by TMA; rows past S are clipped by the map.
+		 */
+		const int warp = t / 32, lane = t % 32;
+		tuner_fence_proxy_async();
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			float l = row_sum[r];
+
+			l += __shfl_xor_sync(0xffffffffu, l, 1);
+			l += __shfl_xor_sync(0xffffffffu, l, 2);
+			const float inv = 1.0f / l;
+			const int row = warp * 16 + lane / 4 + r * 8;
+#pragma unroll
+			for (int j = 0; j < kD / 8; j++) {
+				const unsigned off = (j / 8) * kChunkQ + row * 128 +
+				                     ((j % 8) ^ (row % 8)) * 16 + (lane % 4) * 4;
+				unsigned char *dst =
+				    smem_raw + (q_tile - tuner_smem_addr(smem_raw)) + off;
+
+				tuner_st(reinterpret_cast<unsigned *>(dst),
+				         tuner_pack_half2(o[4 * j + 2 * r] * inv,
+				                          o[4 * j + 2 * r + 1] * inv));
+			}
+		}
+		tuner_fence_proxy_async();
+		tuner_bar_sync(kEpiBar + cw, 128);
+		if (t == 0 && m0 + 64 * cw < S) {
+#pragma unroll
+			for (int k = 0; k < kChunks; k++)
+				tuner_tma_store_3d(&Omap, k * 64, m0 + 64 * cw, bh,
+				                   q_tile + k * kChunkQ, kChunkQ);
+			tuner_tma_store_commit();
+			tuner_tma_store_wait_read();
+		}
+	}
+#undef FULL_K
+#undef FULL_V
+#undef EMPTY
+}

@@ -1,0 +1,284 @@
+/*
+ * Check and time one flash_fwd_sm90 cubin on the GPU, outside tuner (which does not yet make
+ * tensor maps): load the cubin with the driver, encode the four TMA maps as the problem file
+ * kernels/problems/attention_tma.yaml describes them, run each shape against a plain fp32
+ * reference kernel, and time it as BENCH.md says (CUDA-graph replays of 20 launches, median of
+ * 30 samples, warm).
+ *
+ *   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
+ *        -o sm90_dev
+ *   sm90_dev [--time] [--sanitize] CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
+ *
+ * One line per shape: PASS or FAIL, rel_l2 and max_abs against the reference (fp16 inputs drawn
+ * from N(0, 1), output poisoned with NaN before the run), and with --time the median µs and
+ * TFLOP/s. --sanitize reads the cubin's tuner_san_log after each run (a TUNER_SANITIZE build)
+ * and fails on any violation. Exit status: 0 all passed, 1 a check failed, 2 a CUDA error (a
+ * faulting kernel leaves the context unusable: the shapes after it are not run).
+ */
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "../kernels/include/tuner_sanitize.h"
+
+#define CK(x) check_cu((x), #x, __LINE__)
+#define RT(x) check_rt((x), #x, __LINE__)
+
+static void check_cu(CUresult r, const char *what, int line)
+{
+	if (r != CUDA_SUCCESS) {
+		const char *s = "?";
+		cuGetErrorString(r, &s);
+		fprintf(stderr, "sm90_dev.cu:%d: %s: %s\n", line, what, s);
+		exit(2);
+	}
+}
+
+static void check_rt(cudaError_t r, const char *what, int line)
+{
+	if (r != cudaSuccess) {
+		fprintf(stderr, "sm90_dev.cu:%d: %s: %s\n", line, what, cudaGetErrorString(r));
+		exit(2);
+	}
+}
+
+/* N(0, 1) halves from a hash of (seed, index), Box-Muller. */
+__global__ void fill_normal(__half *x, size_t n, unsigned seed)
+{
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	unsigned long long h = (i + 1) * 0x9E3779B97F4A7C15ull ^ ((unsigned long long)seed << 32);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	float u1 = ((h & 0xffffffu) + 1) / 16777217.0f, u2 = ((h >> 24) & 0xffffffu) / 16777216.0f;
+	x[i] = __float2half(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+}
+
+/* The reference: one thread per query row, two passes over the keys, fp32 (attention_ref.cu). */
+__global__ void attention_ref(const __half *Q, const __half *K, const __half *V, float *O, int S,
+                              int D, float scale)
+{
+	int row = blockIdx.x * blockDim.x + threadIdx.x;
+	if (row >= S)
+		return;
+	size_t head = (size_t)blockIdx.y * S * D;
+	const __half *q = Q + head + (size_t)row * D;
+	float mx = -INFINITY, sum = 0.0f, acc[128];
+
+	for (int key = 0; key < S; key++) {
+		const __half *k = K + head + (size_t)key * D;
+		float dot = 0.0f;
+		for (int d = 0; d < D; d++)
+			dot += __half2float(q[d]) * __half2float(k[d]);
+		mx = fmaxf(mx, dot * scale);
+	}
+	for (int d = 0; d < D; d++)
+		acc[d] = 0.0f;
+	for (int key = 0; key < S; key++) {
+		const __half *k = K + head + (size_t)key * D, *v = V + head + (size_t)key * D;
+		float dot = 0.0f;
+		for (int d = 0; d < D; d++)
+			dot += __half2float(q[d]) * __half2float(k[d]);
+		float p = expf(dot * scale - mx);
+		sum += p;
+		for (int d = 0; d < D; d++)
+			acc[d] += p * __half2float(v[d]);
+	}
+	for (int d = 0; d < D; d++)
+		O[head + (size_t)row * D + d] = acc[d] / sum;
+}
+
+/* [D, S, B * H] fp16, 128-byte swizzle, boxes of 64 columns by `rows` rows. */
+static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
+{
+	cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)S, (cuuint64_t)BH};
+	cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)S * D * 2};
+	cuuint32_t box[3] = {64, (cuuint32_t)rows, 1}, estr[3] = {1, 1, 1};
+
+	CK(cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, p, dims, strides, box,
+	                          estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+	                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+	                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+}
+
+int main(int argc, char **argv)
+{
+	int a = 1, do_time = 0, sanitize = 0, failed = 0;
+
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (!strcmp(argv[a], "--time"))
+			do_time = 1;
+		else if (!strcmp(argv[a], "--sanitize"))
+			sanitize = 1;
+	}
+	if (argc - a < 5) {
+		fprintf(stderr, "usage: sm90_dev [--time] [--sanitize] CUBIN BLOCK_N CONSUMERS "
+		                "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
+		return 2;
+	}
+	const char *cubin = argv[a];
+	int block_n = atoi(argv[a + 1]), consumers = atoi(argv[a + 2]), smem = atoi(argv[a + 3]);
+
+	RT(cudaSetDevice(0));
+	RT(cudaFree(0)); /* the primary context, shared with the driver calls */
+	CUmodule mod;
+	CUfunction fn;
+	CUdeviceptr san = 0;
+	size_t san_size = 0;
+	CK(cuModuleLoad(&mod, cubin));
+	CK(cuModuleGetFunction(&fn, mod, "flash_fwd_sm90"));
+	CK(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+	if (sanitize)
+		CK(cuModuleGetGlobal(&san, &san_size, mod, "tuner_san_log"));
+	cudaStream_t st;
+	RT(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+
+	for (int i = a + 4; i < argc; i++) {
+		int B, H, S, D;
+		if (sscanf(argv[i], "%d,%d,%d,%d", &B, &H, &S, &D) != 4) {
+			fprintf(stderr, "sm90_dev: bad shape '%s' (want B,H,S,D)\n", argv[i]);
+			return 2;
+		}
+		size_t n = (size_t)B * H * S * D;
+		__half *q, *k, *v, *o;
+		float *ref;
+		RT(cudaMalloc(&q, n * 2));
+		RT(cudaMalloc(&k, n * 2));
+		RT(cudaMalloc(&v, n * 2));
+		RT(cudaMalloc(&o, n * 2));
+		RT(cudaMalloc(&ref, n * 4));
+		unsigned g = (unsigned)((n + 255) / 256);
+		fill_normal<<<g, 256>>>(q, n, 1);
+		fill_normal<<<g, 256>>>(k, n, 2);
+		fill_normal<<<g, 256>>>(v, n, 3);
+		float scale = 1.0f / sqrtf((float)D);
+		attention_ref<<<dim3((S + 127) / 128, B * H), 128>>>(q, k, v, ref, S, D, scale);
+		RT(cudaMemset(o, 0xff, n * 2)); /* 0xffff: a NaN half */
+		RT(cudaDeviceSynchronize());
+
+		CUtensorMap maps[4];
+		make_map(&maps[0], q, D, S, B * H, 64);
+		make_map(&maps[1], k, D, S, B * H, block_n);
+		make_map(&maps[2], v, D, S, B * H, block_n);
+		make_map(&maps[3], o, D, S, B * H, 64);
+		void *params[] = {&maps[0], &maps[1], &maps[2], &maps[3], &B, &H, &S, &scale};
+		unsigned gx = (S + 64 * consumers - 1) / (64 * consumers);
+		auto launch = [&]() {
+			CK(cuLaunchKernel(fn, gx, H, B, (consumers + 1) * 128, 1, 1, smem, st,
+			                  params, nullptr));
+		};
+
+		if (sanitize)
+			CK(cuMemsetD8(san, 0, san_size));
+		launch();
+		RT(cudaStreamSynchronize(st));
+
+		std::vector<__half> ho(n);
+		std::vector<float> hr(n);
+		RT(cudaMemcpy(ho.data(), o, n * 2, cudaMemcpyDeviceToHost));
+		RT(cudaMemcpy(hr.data(), ref, n * 4, cudaMemcpyDeviceToHost));
+		double err2 = 0, ref2 = 0, max_abs = 0;
+		size_t bad = 0;
+		for (size_t j = 0; j < n; j++) {
+			double x = __half2float(ho[j]), e = x - hr[j];
+			if (!std::isfinite(x)) {
+				bad++;
+				continue;
+			}
+			err2 += e * e;
+			ref2 += (double)hr[j] * hr[j];
+			max_abs = std::max(max_abs, std::fabs(e));
+		}
+		double rel = std::sqrt(err2 / ref2);
+		/* The first elements off by more than max_abs: a layout bug's pattern. */
+		char where[256] = "";
+		int nw = 0;
+		for (size_t j = 0, shown = 0; j < n && shown < 3; j++) {
+			double x = __half2float(ho[j]);
+			if (std::isfinite(x) && std::fabs(x - hr[j]) < 2e-2)
+				continue;
+			nw += snprintf(where + nw, sizeof(where) - nw,
+			               " [bh %zu row %zu col %zu: %g not %g]", j / ((size_t)S * D),
+			               j / D % S, j % D, x, hr[j]);
+			shown++;
+		}
+		int ok = bad == 0 && rel < 1e-2 && max_abs < 2e-2;
+		char san_msg[128] = "";
+		if (sanitize) {
+			struct tuner_san_log log;
+			CK(cuMemcpyDtoH(&log, san, sizeof(log)));
+			unsigned total = 0;
+			for (int kind = 0; kind < TUNER_SAN_KINDS; kind++)
+				total += log.count[kind];
+			snprintf(san_msg, sizeof(san_msg), " sanitize %u violations", total);
+			if (total) {
+				ok = 0;
+				struct tuner_san_record *r = &log.first[0];
+				snprintf(
+				    san_msg, sizeof(san_msg),
+				    " sanitize %u violations (first: kind %u width %u addr %llu "
+				    "thread %u block %u)",
+				    total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
+			}
+		}
+		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s%s",
+		       ok ? "PASS" : "FAIL", cubin, B, H, S, D, rel, max_abs, bad, san_msg,
+		       ok ? "" : where);
+		failed |= !ok;
+
+		if (do_time && ok) {
+			cudaGraph_t graph;
+			cudaGraphExec_t exec;
+			for (int w = 0; w < 3; w++)
+				launch();
+			RT(cudaStreamSynchronize(st));
+			RT(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+			for (int r = 0; r < 20; r++)
+				launch();
+			RT(cudaStreamEndCapture(st, &graph));
+			RT(cudaGraphInstantiate(&exec, graph, 0));
+			RT(cudaGraphLaunch(exec, st));
+			RT(cudaStreamSynchronize(st));
+			cudaEvent_t e0, e1;
+			RT(cudaEventCreate(&e0));
+			RT(cudaEventCreate(&e1));
+			std::vector<float> us;
+			for (int s = 0; s < 30; s++) {
+				float ms;
+				RT(cudaEventRecord(e0, st));
+				RT(cudaGraphLaunch(exec, st));
+				RT(cudaEventRecord(e1, st));
+				RT(cudaEventSynchronize(e1));
+				RT(cudaEventElapsedTime(&ms, e0, e1));
+				us.push_back(ms * 1000.0f / 20);
+			}
+			std::sort(us.begin(), us.end());
+			double med = us[us.size() / 2];
+			printf(" median_us %.2f tflops %.1f", med,
+			       4.0 * B * H * (double)S * S * D / (med * 1e6));
+			RT(cudaGraphExecDestroy(exec));
+			RT(cudaGraphDestroy(graph));
+			RT(cudaEventDestroy(e0));
+			RT(cudaEventDestroy(e1));
+		}
+		printf("\n");
+		fflush(stdout);
+		RT(cudaFree(q));
+		RT(cudaFree(k));
+		RT(cudaFree(v));
+		RT(cudaFree(o));
+		RT(cudaFree(ref));
+	}
+	return failed;
+}

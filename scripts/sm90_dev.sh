@@ -1,0 +1,117 @@
+#!/bin/bash
+# On the GPU machine, in one go: compile a handful of flash_fwd_sm90 configurations through
+# NVRTC as tuner does, show their SASS has what the design says (HGMMA, UTMALDG, UTMASTG, SYNCS),
+# check each against a plain reference on small, ragged and large shapes (and two sanitize
+# builds), and time them on BENCH.md's large shapes. Then, when torch is there, put the best of
+# them next to PyTorch SDPA timed the same way in the same run (scripts/bench_sm90.py).
+#
+#   scripts/sm90_dev.sh            # results under $OUT (default build/sm90_dev)
+#   QUICK=1 scripts/sm90_dev.sh    # correctness only, no timing
+set -u
+cd "$(dirname "$0")/.."
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+OUT=${OUT:-build/sm90_dev}
+mkdir -p "$OUT/cubin" build
+export PATH="$CUDA/bin:$PATH"
+log() { echo "== $*"; }
+
+cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrtc \
+	-Wl,-rpath,"$CUDA/lib64" -o build/nvrtc_compile || exit 1
+nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
+	-o build/sm90_dev || exit 1
+
+# D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP
+CONFIGS="
+64 64 1 2 0 0
+64 128 1 2 0 1
+64 128 2 4 1 1
+64 128 3 4 1 1
+64 128 3 2 0 0
+64 192 2 3 1 1
+64 176 2 3 0 1
+128 64 1 2 0 0
+128 128 1 2 0 1
+128 128 2 2 1 1
+128 128 2 2 0 1
+128 128 2 2 1 0
+128 128 2 2 0 0
+128 176 2 2 1 1
+128 96 2 3 1 1
+128 64 3 3 1 1
+"
+SANITIZE="64 128 3 4 1 1
+128 128 2 2 1 1"
+
+smem() { echo $((1024 + (64 * $3 + 2 * $4 * $2) * $1 * 2 + 8 * (1 + 3 * $4))); }
+name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6${7:-}"; }
+
+build() { # D BN C ST PP OV [san]
+	local n; n=$(name "$@")
+	build/nvrtc_compile -o "$OUT/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
+		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
+		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
+		-DSHAPE_D="$1" -DTUNER_SMEM_BYTES="$(smem "$@")" ${7:+-DTUNER_SANITIZE} \
+		>"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
+}
+export -f build smem name
+export OUT
+
+log "compile (NVRTC)"
+{
+	echo "$CONFIGS" | grep .
+	echo "$SANITIZE" | sed 's/$/ _san/'
+} | xargs -P 8 -L 1 bash -c 'build "$@"' _
+grep -H "Used\|spill stores\|C75" "$OUT"/cubin/*.log | sed 's|.*/||' | sort
+
+log "SASS: instruction counts (HGMMA wgmma, UTMALDG/UTMASTG TMA, SYNCS mbarrier)"
+for c in d64_bn128_c3_s4_pp1_ov1 d128_bn128_c2_s2_pp1_ov1; do
+	cuobjdump -sass "$OUT/cubin/$c.cubin" >"$OUT/cubin/$c.sass" 2>&1
+	printf '%s:' "$c"
+	for op in HGMMA UTMALDG UTMASTG SYNCS LDL STL; do
+		printf ' %s=%s' "$op" "$(grep -c "$op" "$OUT/cubin/$c.sass")"
+	done
+	echo
+done
+
+CHECK64="1,1,1,64 1,2,100,64 2,3,333,64 1,8,512,64 2,4,1000,64 1,1,4097,64"
+CHECK128="1,1,1,128 1,2,100,128 2,3,333,128 1,8,512,128 2,4,1000,128 1,1,4097,128"
+TIME64="1,8,512,64 2,8,2048,64 16,16,1024,64 8,16,2048,64 8,16,4096,64"
+TIME128="4,16,4096,128 4,32,2048,128"
+
+run() { # D BN C ST PP OV [san]
+	local n c s; n=$(name "$@"); c="$OUT/cubin/$n.cubin"
+	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
+	s=$(smem "$@")
+	if [ $# -ge 7 ]; then
+		timeout 120 build/sm90_dev --sanitize "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128) 1,16,2048,"$1"
+	elif [ -n "${QUICK:-}" ]; then
+		timeout 120 build/sm90_dev "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
+	else
+		timeout 120 build/sm90_dev "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
+		timeout 200 build/sm90_dev --time "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $TIME64 || echo $TIME128)
+	fi
+	local rc=$?
+	[ $rc -eq 0 ] || echo "RC $rc $n$([ $rc -eq 124 ] && echo ' (timed out: a hang)')"
+}
+
+log "check and time"
+echo "$CONFIGS" | grep . | while read -r cfg; do run $cfg; done 2>&1 | tee "$OUT/results.txt"
+log "sanitize builds"
+echo "$SANITIZE" | while read -r cfg; do run $cfg _san; done 2>&1 | tee -a "$OUT/results.txt"
+log "planted fault (V ring off its swizzle atoms): the sanitize build must report it"
+build/nvrtc_compile -o "$OUT/cubin/plant.cubin" kernels/templates/flash_fwd_sm90.cu \
+	--gpu-architecture=sm_90a -std=c++17 -I kernels/include -DBLOCK_N=128 -DCONSUMERS=2 \
+	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DSHAPE_D=128 -DTUNER_SMEM_BYTES="$(smem 128 128 2 2)" \
+	-DTUNER_SANITIZE -DTUNER_PLANT_MISALIGN >"$OUT/cubin/plant.log" 2>&1
+if timeout 60 build/sm90_dev --sanitize "$OUT/cubin/plant.cubin" 128 2 "$(smem 128 128 2 2)" \
+	1,2,300,128 | tee -a "$OUT/results.txt" | grep -q "FAIL.*sanitize [1-9]"; then
+	echo "PLANT caught"
+else
+	echo "PLANT MISSED"
+fi | tee -a "$OUT/results.txt"
+
+if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
+	log "side by side with SDPA"
+	python3 scripts/bench_sm90.py --results "$OUT/results.txt" --cubins "$OUT/cubin" \
+		--json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.md"
+fi
