@@ -887,9 +887,18 @@ static long long process_start(long long pid)
 	return v;
 }
 
+/*
+ * The host a run or a server records: $TUNER_HOST, else gethostname().
+ * Containers on several machines may share a host name, and a process of
+ * "this host" whose pid is gone counts as dead at once: give each its own.
+ */
 static void this_host(char *out, size_t len)
 {
-	if (gethostname(out, len) < 0)
+	const char *env = getenv("TUNER_HOST");
+
+	if (env && *env)
+		snprintf(out, len, "%s", env);
+	else if (gethostname(out, len) < 0)
 		snprintf(out, len, "?");
 	out[len - 1] = '\0';
 }
@@ -2429,29 +2438,13 @@ static char *skip_locked(const struct db *db, const char *sql, const char *alias
 	return sb_detach(&sb);
 }
 
-/*
- * The host a server records: $TUNER_HOST, else gethostname(). Containers on
- * several machines may share a host name, and a server of "this host" whose
- * pid is gone counts as dead at once: give each its own.
- */
-static void queue_host(char *out, size_t len)
-{
-	const char *env = getenv("TUNER_HOST");
-
-	if (env && *env)
-		snprintf(out, len, "%s", env);
-	else if (gethostname(out, len) < 0)
-		snprintf(out, len, "?");
-	out[len - 1] = '\0';
-}
-
 int db_server_register(struct db *db, const struct db_server_info *si, long long *server_id)
 {
 	char host[256];
 	struct dbb_stmt *st;
 	int rc;
 
-	queue_host(host, sizeof(host));
+	this_host(host, sizeof(host));
 	st = STMT(db,
 	          "INSERT INTO servers (host, pid, ttl, gpus, device, roots)"
 	          " VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
@@ -2504,7 +2497,7 @@ static int local_pid_gone(const char *host, long long pid)
 {
 	char me[256];
 
-	queue_host(me, sizeof(me));
+	this_host(me, sizeof(me));
 	return host && !strcmp(host, me) && pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
