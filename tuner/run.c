@@ -2,6 +2,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,13 @@
 #define ELITE_MAX 64
 /* Seconds between heartbeats: what tells a reader on another host that the run is alive. */
 #define HEARTBEAT_SECONDS 10.0
+
+/*
+ * pipeline_race_set() sorts through a static pointer (qsort has no context),
+ * and pipeline_init() calls it: the lanes of tuner serve, each with its
+ * pipeline, take turns.
+ */
+static pthread_mutex_t race_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct run {
 	struct db *db;
@@ -340,7 +348,10 @@ int run_open(struct db *db, const struct run_request *rq, long long run_id, stru
 		goto fail;
 	if (run_id <= 0 && (rc = create_run(r, rq)) != 0)
 		goto fail;
-	if (pipeline_init(&r->p, &r->cfg, db, r->run_id, rq->cache_dir, rq->jobs) < 0) {
+	pthread_mutex_lock(&race_lock);
+	rc = pipeline_init(&r->p, &r->cfg, db, r->run_id, rq->cache_dir, rq->jobs);
+	pthread_mutex_unlock(&race_lock);
+	if (rc < 0) {
 		rc = EX_SOFTWARE;
 		goto fail;
 	}
@@ -436,6 +447,13 @@ int run_end(struct run *r, const char *status)
 }
 
 /* ------------------------------------------------------------ stepping */
+
+static void race_set(struct run *r)
+{
+	pthread_mutex_lock(&race_lock);
+	pipeline_race_set(&r->p, search_race_bar(r->s));
+	pthread_mutex_unlock(&race_lock);
+}
 
 /* Propose the generation in hand, with its candidates' parents as variant ids. */
 static void propose(struct run *r)
@@ -723,7 +741,7 @@ int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *
 			return final_step(r, c);
 		}
 		/* racing is fixed for the generation, from what the run knows before it */
-		pipeline_race_set(&r->p, search_race_bar(r->s));
+		race_set(r);
 		if (c) {
 			/* every server proposes the same: offering them again changes nothing */
 			h = xcalloc(r->n, sizeof(*h));
