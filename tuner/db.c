@@ -2951,6 +2951,14 @@ int db_claims_return(struct db *db, long long run_id, int generation, const int 
 	                  run_id, generation, seqs, n);
 }
 
+int db_claims_release(struct db *db, long long server_id, int gpu)
+{
+	return EXEC(db, STMT(db,
+	                     "UPDATE claims SET server_id = NULL, gpu = NULL, claimed_at = NULL"
+	                     " WHERE server_id = ?1 AND gpu = ?2 AND done = 0",
+	                     "Ii", server_id, gpu));
+}
+
 int db_claims_state(struct db *db, long long run_id, int generation, long long *offered,
                     long long *done, long long *held)
 {

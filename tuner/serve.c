@@ -468,8 +468,7 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 		lane_run_close(ln, lr);
 		/* the store may have gone (a restart, the network): that is no fault of the job */
 		if (db_schema_version(db) < 0) {
-			serve_log("lane %d: the database does not answer; connecting again",
-			          ln->index);
+			serve_log("lane %d: the database does not answer", ln->index);
 			return -1;
 		}
 		serve_log("job %lld failed on lane %d: %s", j->id, ln->index, last_error);
@@ -490,8 +489,12 @@ static void lane_reconnect(struct lane *ln, struct db **db)
 		*db = NULL;
 		lane_nap(ln, 5 * IDLE_SECONDS);
 	}
-	if (*db)
-		serve_log("lane %d: connected to the database again", ln->index);
+	if (!*db)
+		return;
+	serve_log("lane %d: connected to the database again", ln->index);
+	/* what it held when the connection went: nobody else takes claims of a live server */
+	if (db_claims_release(*db, ln->sv->server_id, ln->gpu) < 0)
+		warning("lane %d: its claims stay taken until this server stops", ln->index);
 }
 
 /* Sleep up to secs, waking early when the lane is told to stop. */

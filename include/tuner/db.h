@@ -547,6 +547,12 @@ int db_claim_take_seq(struct db *db, long long run_id, int generation, int seq, 
                       int gpu);
 /* Whether one has its verdict: 1 done, 0 not (or never offered), -1 error(). */
 int db_claim_is_done(struct db *db, long long run_id, int generation, int seq);
+/*
+ * Return what one GPU of a server holds and has not done (a lane that lost its
+ * connection in the middle of a batch: its server lives on, so nobody else
+ * would take them).
+ */
+int db_claims_release(struct db *db, long long server_id, int gpu);
 /* How a generation stands: offered, done, held by a live server and not done. */
 int db_claims_state(struct db *db, long long run_id, int generation, long long *offered,
                     long long *done, long long *held);

@@ -257,6 +257,13 @@ static void test_claims(void **state)
 	assert_int_equal(db_claims_return(db2, run_a, 0, seqs, 2), 0);
 	assert_int_equal(db_claims_take(db, run_a, 0, a, 1, 8, seqs, &n), 0);
 	assert_string_equal(seqs_text(seqs, n), "3,5,");
+	/* what one GPU held goes back (its lane lost the store), the other GPU's stays */
+	offer(db, 2, 3);
+	assert_int_equal(db_claims_take(db, run_a, 2, a, 0, 2, seqs, &n), 0);
+	assert_int_equal(db_claims_take(db, run_a, 2, a, 1, 1, seqs, &n), 0);
+	assert_int_equal(db_claims_release(db, a, 0), 0);
+	assert_int_equal(db_claims_take(db2, run_a, 2, b, 0, 8, seqs, &n), 0);
+	assert_string_equal(seqs_text(seqs, n), "0,1,");
 	/* the next generation is a queue of its own */
 	offer(db, 1, 2);
 	assert_int_equal(db_claims_take(db2, run_a, 1, b, 0, 8, seqs, &n), 0);
