@@ -1,4 +1,4 @@
-/* The SQLite store: runs, variants, builds, gate results, measurements, populations, the elite. */
+/* The store (SQLite, or PostgreSQL): runs, variants, builds, gates, measurements, the elite, jobs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The SQLite store: runs, variants, builds, gate results, measurements, populations, the elite. */
+/* The store (SQLite, or PostgreSQL): runs, variants, builds, gates, measurements, the elite, jobs. */
 #ifndef TUNER_DB_H
 #define TUNER_DB_H
 
@@ -12,7 +12,9 @@ struct db;
 /*
  * Open (creating if missing) and migrate to the latest schema version in
  * db/schema.sql + db/migrations (compiled in). WAL mode, a busy timeout so two
- * tuner processes can share the file, foreign keys on. 0 or error().
+ * tuner processes can share the file, foreign keys on. A path that is a
+ * postgresql:// URL opens PostgreSQL instead (db/pg/, libpq loaded then):
+ * created or migrated under an advisory lock. 0 or error().
  */
 int db_open(const char *path, struct db **out);
 void db_close(struct db *db);
