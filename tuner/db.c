@@ -1,4 +1,4 @@
-/* The store (SQLite, or PostgreSQL): runs, variants, builds, gates, measurements, the elite, jobs. */
+/* The store (SQLite or PostgreSQL): runs, variants, builds, gates, measurements, elite, jobs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

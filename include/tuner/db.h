@@ -1,4 +1,4 @@
-/* The store (SQLite, or PostgreSQL): runs, variants, builds, gates, measurements, the elite, jobs. */
+/* The store (SQLite or PostgreSQL): runs, variants, builds, gates, measurements, elite, jobs. */
 #ifndef TUNER_DB_H
 #define TUNER_DB_H
 
