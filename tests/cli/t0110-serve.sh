@@ -72,7 +72,9 @@ sleep 0.5
 expect_grep "$TMP/serve.log" "the log is open again" "SIGHUP reopens the log"
 
 # cancel: a queued job at once; the server's view of the queue follows
-run_tuner --db "$Q" submit --root "$TOP" --replay "$REC" --generations 4 --seed 99 --priority -1 configs/default.yaml
+# without --root, submit reads the job under the roots of the servers running on the database
+run_tuner --db "$Q" submit --replay "$REC" --generations 4 --seed 99 --priority -1 configs/default.yaml
+expect_rc 0 "submit under the running server's roots"
 j=$(cat "$TMP/out")
 stop_serve "$SERVE_PID"
 expect_rc 0 "SIGTERM: the server drains and exits 0"
