@@ -754,59 +754,6 @@ static const struct {
     {"synccheck", REJECT_RACE},         /* barriers misused */
 };
 
-/*
- * compute-sanitizer's memcheck, racecheck and synccheck on t's plain builds,
- * each specialisation's cheapest suite shape checked once in a one-off worker
- * on the GPU device: 0 clean (t->tools_absent when there is no
- * compute-sanitizer), 1 rejected, -1 error (t->msg).
- */
-static int task_tools(const struct pipeline *p, struct gpu_task *t, int device)
-{
-	char path[4096], report[400], why[400];
-	struct worker_job job;
-	size_t sp, k, s, i;
-	int r = 0;
-
-	if (worker_tool_path(path, sizeof(path)) < 0) {
-		t->tools_absent = 1;
-		return 0;
-	}
-	for (sp = 0; sp < p->nspecs && !r; sp++) {
-		job_init((struct pipeline *)p, &job);
-		job.time_it = 0;
-		job.check_seeds = 1;
-		job.timeout_s = p->cfg->timeout_s * 30 > 120 ? p->cfg->timeout_s * 30 : 120;
-		for (k = 0; k < p->cfg->nshapes && !job.nshapes; k++) {
-			s = p->race.order[k];
-			if (p->shape_spec[s] == sp &&
-			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
-				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
-				            "cannot launch: %s", why);
-				r = 1;
-			}
-		}
-		if (r || !job.nshapes || !t->cubins[sp]) {
-			worker_job_release(&job);
-			continue;
-		}
-		job.cubin_path = t->cubins[sp];
-		for (i = 0; i < ARRAY_SIZE(gate_tools) && !r; i++) {
-			double t0 = now_seconds();
-
-			r = worker_tool_check(device, path, gate_tools[i].name, &job, report,
-			                      sizeof(report), why, sizeof(why));
-			t->busy += now_seconds() - t0;
-			if (r < 0)
-				snprintf(t->msg, sizeof(t->msg), "%s", why);
-			else if (r > 0)
-				task_reject(t, gate_tools[i].outcome, GATE_SANITIZE,
-				            "shape '%s': %s", job.shapes[0].name, report);
-		}
-		worker_job_release(&job);
-	}
-	return r;
-}
-
 /* The lowest a timing of samples can honestly be: its fastest sample. */
 static double fastest(const double *v, size_t n)
 {
@@ -817,6 +764,129 @@ static double fastest(const double *v, size_t n)
 		if (v[i] < m)
 			m = v[i];
 	return m;
+}
+
+/*
+ * The suite shapes the tools check, at most one job per spec: the spec's
+ * cheapest shape always, and every other shape of it whose kernel ran in at
+ * most TOOLS_SHAPE_US at full speed (a defect that needs several tiles to show,
+ * a race between loop iterations, lies beyond the smallest shape; the tools
+ * slow a kernel down by a hundred times or more, so the large ones are left).
+ */
+#define TOOLS_SHAPE_US 1000.0
+
+static double task_shape_us(const struct gpu_task *t, size_t s)
+{
+	if (s >= TUNER_MAX_SHAPES)
+		return NAN;
+	if (t->have[s] && t->res[s].nsamples)
+		return fastest(t->res[s].samples_us, t->res[s].nsamples);
+	return t->known[s].median_us;
+}
+
+/* One compute-sanitizer tool on one spec's job, in a thread of its own. */
+struct tool_run {
+	const char *path;
+	const struct worker_job *job;
+	size_t tool;
+	int device, r, threaded;
+	char report[400], why[400];
+	pthread_t thread;
+};
+
+static void *tool_run_main(void *arg)
+{
+	struct tool_run *tr = arg;
+
+	tr->r = worker_tool_check(tr->device, tr->path, gate_tools[tr->tool].name, tr->job,
+	                          tr->report, sizeof(tr->report), tr->why, sizeof(tr->why));
+	return NULL;
+}
+
+/*
+ * compute-sanitizer's memcheck, racecheck and synccheck on t's plain builds,
+ * each spec's shapes (above) checked in one-off workers on the GPU device, the
+ * tools and specs side by side (each is a process of its own, mostly waiting on
+ * the tool's instrumentation): 0 clean (t->tools_absent when there is no
+ * compute-sanitizer), 1 rejected, -1 error (t->msg). The verdict is the first
+ * spec's, tool by tool in gate_tools' order, whatever finished first.
+ */
+static int task_tools(const struct pipeline *p, struct gpu_task *t, int device)
+{
+	char path[4096], why[400];
+	struct worker_job jobs[TUNER_MAX_SHAPES];
+	struct tool_run *runs;
+	size_t sp, k, s, i, n = 0, nt = ARRAY_SIZE(gate_tools);
+	double t0;
+	int r = 0;
+
+	if (worker_tool_path(path, sizeof(path)) < 0) {
+		t->tools_absent = 1;
+		return 0;
+	}
+	for (sp = 0; sp < p->nspecs; sp++) {
+		job_init((struct pipeline *)p, &jobs[sp]);
+		jobs[sp].time_it = 0;
+		jobs[sp].check_seeds = 1;
+		jobs[sp].timeout_s = p->cfg->timeout_s * 30 > 120 ? p->cfg->timeout_s * 30 : 120;
+		jobs[sp].cubin_path = t->cubins[sp];
+		for (k = 0; k < p->cfg->nshapes && !r; k++) {
+			s = p->race.order[k];
+			if (p->shape_spec[s] != sp ||
+			    (jobs[sp].nshapes && !(task_shape_us(t, s) <= TOOLS_SHAPE_US)))
+				continue;
+			if (job_add(p, &t->va, &jobs[sp], s, why, sizeof(why)) < 0) {
+				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
+				            "cannot launch: %s", why);
+				r = 1;
+			}
+		}
+	}
+	runs = xcalloc(p->nspecs * nt, sizeof(*runs));
+	for (sp = 0; sp < p->nspecs && !r; sp++)
+		for (i = 0; i < nt && jobs[sp].nshapes && t->cubins[sp]; i++) {
+			struct tool_run *tr = &runs[n];
+
+			tr->path = path;
+			tr->job = &jobs[sp];
+			tr->tool = i;
+			tr->device = device;
+			/* without a thread to spare, the check runs here */
+			tr->threaded = !pthread_create(&tr->thread, NULL, tool_run_main, tr);
+			if (!tr->threaded)
+				tool_run_main(tr);
+			n++;
+		}
+	t0 = now_seconds();
+	for (i = 0; i < n; i++)
+		if (runs[i].threaded)
+			pthread_join(runs[i].thread, NULL);
+	t->busy += now_seconds() - t0; /* the wall time: the runs overlap */
+	for (i = 0; i < n && !r; i++)
+		if (runs[i].r < 0) {
+			snprintf(t->msg, sizeof(t->msg), "%s", runs[i].why);
+			r = -1;
+		}
+	for (i = 0; i < n && !r; i++)
+		if (runs[i].r > 0) {
+			const struct worker_job *job = runs[i].job;
+			char names[200];
+			size_t used = 0, j;
+
+			names[0] = '\0';
+			for (j = 0; j < job->nshapes && used < sizeof(names); j++)
+				used +=
+				    (size_t)snprintf(names + used, sizeof(names) - used, "%s'%s'",
+				                     j ? ", " : "", job->shapes[j].name);
+			task_reject(t, gate_tools[runs[i].tool].outcome, GATE_SANITIZE,
+			            "shape%s %s: %s", job->nshapes > 1 ? "s" : "", names,
+			            runs[i].report);
+			r = 1;
+		}
+	free(runs);
+	for (sp = 0; sp < p->nspecs; sp++)
+		worker_job_release(&jobs[sp]);
+	return r;
 }
 
 /*
@@ -1466,6 +1536,7 @@ static int elite_gates(struct pipeline *p, struct gpu_stage *g, size_t i, struct
 	t->va = ev->va;
 	t->tools_only = 1;
 	memcpy(t->hash, ev->hash, sizeof(t->hash));
+	memcpy(t->known, ev->t, sizeof(t->known));
 	for (sp = 0; sp < p->nspecs; sp++)
 		t->cubins[sp] = gen_cubin(p, i, sp, 0);
 	stage_queue(g, t);
@@ -1637,20 +1708,30 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 	return r;
 }
 
-int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev)
+/* A final-gate task: t's builds (the cache's, normally) and its stored timings. */
+static int tools_task_prepare(struct pipeline *p, struct evaluation *ev, struct gpu_task *t)
 {
-	struct gpu_task *t;
-	size_t sp;
-	int r = 0;
+	size_t sp, s;
 
-	if (!p->nworkers)
-		return 0;
-	t = xcalloc(1, sizeof(*t));
 	t->va = ev->va;
 	t->tools_only = 1;
 	memcpy(t->hash, ev->hash, sizeof(t->hash));
-	for (sp = 0; sp < p->nspecs && !r; sp++) {
+	for (s = 0; s < TUNER_MAX_SHAPES; s++)
+		t->known[s].median_us = NAN;
+	for (s = 0; s < p->nshapes && s < TUNER_MAX_SHAPES; s++) {
+		struct db_measured m;
+		int r = lookup(p, ev, s, &m);
+
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			t->known[s].median_us = m.median_us;
+			db_measured_release(&m);
+		}
+	}
+	for (sp = 0; sp < p->nspecs; sp++) {
 		struct compile_job one;
+		int r = 0;
 
 		memset(&one, 0, sizeof(one));
 		template_build_key(ev->hash, &p->specs[sp], 0, one.key);
@@ -1659,21 +1740,73 @@ int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev)
 		one.entry = p->cfg->fam.launches[0].kernel;
 		one.options = p->options;
 		one.noptions = p->noptions;
-		compile_one(p, &one); /* the cache's, normally */
+		compile_one(p, &one);
 		free(one.source);
 		if (one.result.outcome == VARIANT_OK)
 			t->cubins[sp] = xstrdup(one.result.cubin_path);
 		else
 			r = error("%s no longer compiles: %s", ev->hash, one.result.log);
 		build_release(&one.result);
+		if (r < 0)
+			return -1;
 	}
-	if (!r && task_tools(p, t, worker_ordinal(p->workers[0])) < 0)
-		r = error("compute-sanitizer's gate on %s failed: %s", ev->hash, t->msg);
-	p->st.gpu_busy += t->busy;
-	if (!r)
-		r = tools_verdict(p, ev, t);
-	for (sp = 0; sp < p->nspecs; sp++)
-		free(t->cubins[sp]);
-	free(t);
+	return 0;
+}
+
+struct tools_gate_run {
+	const struct pipeline *p;
+	struct gpu_task *t;
+	int device, r, threaded;
+	pthread_t thread;
+};
+
+static void *tools_gate_main(void *arg)
+{
+	struct tools_gate_run *gr = arg;
+
+	gr->r = task_tools(gr->p, gr->t, gr->device);
+	return NULL;
+}
+
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *evs, size_t n)
+{
+	struct gpu_task *ts;
+	struct tools_gate_run *runs;
+	size_t i, sp, started = 0;
+	double t0;
+	int r = 0;
+
+	if (!p->nworkers || !n)
+		return 0;
+	ts = xcalloc(n, sizeof(*ts));
+	runs = xcalloc(n, sizeof(*runs));
+	for (i = 0; i < n && !r; i++)
+		r = tools_task_prepare(p, &evs[i], &ts[i]);
+	t0 = now_seconds();
+	for (i = 0; i < n && !r; i++, started++) {
+		runs[i].p = p;
+		runs[i].t = &ts[i];
+		runs[i].device = worker_ordinal(p->workers[i % p->nworkers]);
+		runs[i].threaded =
+		    !pthread_create(&runs[i].thread, NULL, tools_gate_main, &runs[i]);
+		if (!runs[i].threaded)
+			tools_gate_main(&runs[i]);
+	}
+	for (i = 0; i < started; i++)
+		if (runs[i].threaded)
+			pthread_join(runs[i].thread, NULL);
+	p->st.gpu_busy += started ? now_seconds() - t0 : 0;
+	for (i = 0; i < started && !r; i++) {
+		if (runs[i].r < 0)
+			r = error("compute-sanitizer's gate on %s failed: %s", evs[i].hash,
+			          ts[i].msg);
+		else
+			r = tools_verdict(p, &evs[i], &ts[i]);
+	}
+	for (i = 0; i < n; i++)
+		for (sp = 0; sp < p->nspecs; sp++)
+			free(ts[i].cubins[sp]);
+	free(runs);
+	free(ts);
 	return r;
 }

@@ -149,13 +149,13 @@ int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *dev
 void pipeline_race_set(struct pipeline *p, double bar);
 
 /*
- * compute-sanitizer's gate (memcheck, racecheck, synccheck) on an evaluated
- * variant, outside a generation (the final elite): a gate row "tools", and ev
- * rejected (outcome, reason; not ranked) when a tool found something. Without
- * compute-sanitizer it says so once and records that the gate did not run.
- * 0, or error().
+ * compute-sanitizer's gate (memcheck, racecheck, synccheck) on n evaluated
+ * variants, side by side, outside a generation (the final elite): a gate row
+ * "tools" each, and an ev rejected (outcome, reason; not ranked) when a tool
+ * found something. Without compute-sanitizer it says so once and records that
+ * the gate did not run. 0, or error().
  */
-int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev);
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *evs, size_t n);
 /*
  * Answer from another database instead: its measurements on device (what it
  * recorded as a run's device) and its compile, resource and sanitize verdicts.
