@@ -828,7 +828,7 @@ static int verify_final(struct run_state *rs, struct pipeline *p, struct search 
 
 	/* the best K side by side, then as many more as were rejected, until K pass */
 	evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));
-	while (!r && next < n && kept < (size_t)rs->cfg.elite) {
+	while (!r && !stop_signal && next < n && kept < (size_t)rs->cfg.elite) {
 		size_t batch = (size_t)rs->cfg.elite - kept;
 
 		if (batch > n - next)
@@ -871,6 +871,13 @@ static int verify_final(struct run_state *rs, struct pipeline *p, struct search 
 	free(evs);
 	if (r < 0)
 		return -1;
+	if (stop_signal) {
+		say(rs,
+		    "compute-sanitizer's check of the final elite stopped by %s: --resume "
+		    "finishes it\n",
+		    signal_name(stop_signal));
+		return 0;
+	}
 	say(rs,
 	    "compute-sanitizer (memcheck, racecheck, synccheck) on the final elite: %zu "
 	    "checked, %zu rejected, %.1f s\n",
@@ -1141,6 +1148,7 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 		rc = EX_CANTCREAT;
 		goto out;
 	}
+	p.verbose = g->verbosity > 0;
 	if (rs.replay)
 		pipeline_attach_replay(&p, rs.replay, rs.replay_path, rs.device);
 	else if (rs.nworkers &&

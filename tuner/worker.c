@@ -396,6 +396,7 @@ int worker_eval(struct worker *w, const struct worker_job *job, struct worker_re
 		if (r == 0) {
 			describe_status(reap(w, WORKER_EXIT_GRACE), st, sizeof(st));
 			res->outcome = REJECT_RUNTIME_FAULT;
+			res->died = 1;
 			snprintf(res->reason, sizeof(res->reason), "worker died: %s in %s", st,
 			         w->phase);
 			return 0;
@@ -507,12 +508,14 @@ static int tool_first_error(const char *log, char *out, size_t len)
 int worker_tool_check(int device, const char *path, const char *tool, const struct worker_job *job,
                       char *report, size_t len, char *why, size_t whylen)
 {
-	char log[64], text[400];
+	char log[4200], text[400];
 	struct worker *w = NULL;
 	struct worker_result res;
 	int fd, r;
 
-	snprintf(log, sizeof(log), "/tmp/tuner-%s-XXXXXX", tool);
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(log, sizeof(log), "%s/tuner-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tool);
 	fd = mkstemp(log);
 	if (fd < 0) {
 		snprintf(why, whylen, "cannot make compute-sanitizer's log: %s", strerror(errno));
@@ -520,14 +523,18 @@ int worker_tool_check(int device, const char *path, const char *tool, const stru
 	}
 	close(fd);
 	*report = '\0';
-	if (tool_start(&w, device, path, tool, log, job, why, whylen) < 0) {
+	/* a tool that cannot start, or loses its worker, gives no verdict either way */
+	if (tool_start(&w, device, path, tool, log, job, text, sizeof(text)) < 0) {
+		snprintf(report, len, "compute-sanitizer %s could not run: %s", tool, text);
 		unlink(log);
-		return -1;
+		return 2;
 	}
 	memset(&res, 0, sizeof(res));
 	r = worker_eval(w, job, &res);
-	if (r < 0)
-		snprintf(why, whylen, "the check under compute-sanitizer %s failed", tool);
+	if (r < 0) {
+		snprintf(report, len, "the check under compute-sanitizer %s failed", tool);
+		r = 2;
+	}
 	worker_stop(w); /* the tool writes its summary as the worker exits */
 	if (r == 0) {
 		int found = tool_first_error(log, text, sizeof(text));
@@ -538,6 +545,11 @@ int worker_tool_check(int device, const char *path, const char *tool, const stru
 		} else if (found) {
 			snprintf(report, len, "compute-sanitizer %s: %s", tool, text);
 			r = 1;
+		} else if (res.outcome == REJECT_TIMEOUT || res.died) {
+			/* slow under the tool, or the tool itself failed: no verdict either way */
+			snprintf(report, len, "compute-sanitizer %s did not finish: %s", tool,
+			         res.reason);
+			r = 2;
 		} else if (res.outcome != VARIANT_OK) {
 			/* the kernel failed its check under the tool, which reported nothing */
 			snprintf(report, len, "under compute-sanitizer %s: %s", tool, res.reason);
