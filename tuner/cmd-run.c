@@ -262,27 +262,15 @@ static char *command_line(int argc, char **argv)
 	return sb_detach(&sb);
 }
 
-/* A run of the recording with this template, arch and shapes: its device. */
-struct replay_match {
-	char device[128];
-	int found;
-};
-
-static int replay_row(void *ctx, int ncols, const char *const *v, const char *const *names)
-{
-	struct replay_match *m = ctx;
-
-	(void)ncols;
-	(void)names;
-	snprintf(m->device, sizeof(m->device), "%s", v[0] ? v[0] : "");
-	m->found = 1;
-	return 1;
-}
-
+/*
+ * The recording: a GPU run in path of this config's template, arch and shapes,
+ * whose device becomes this run's. 0, or an exit code after error().
+ */
 static int open_replay(const char *path, const struct config *cfg, const char *shapes,
                        struct db **out, char *device, size_t len)
 {
-	struct replay_match m;
+	long long run_id;
+	int r;
 
 	if (access(path, R_OK) < 0) {
 		error("cannot read the recording '%s': %s", path, strerror(errno));
@@ -290,20 +278,16 @@ static int open_replay(const char *path, const struct config *cfg, const char *s
 	}
 	if (db_open_readonly(path, out) < 0)
 		return EX_DATAERR;
-	memset(&m, 0, sizeof(m));
-	if (db_exec_callback(*out,
-	                     "SELECT device FROM runs WHERE template_hash = ?1 AND arch = ?2"
-	                     " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
-	                     replay_row, &m, cfg->fam.source_hash, cfg->arch.name, shapes,
-	                     (const char *)NULL) < 0)
+	r = db_recording_find(*out, cfg->fam.source_hash, cfg->arch.name, shapes, &run_id, device,
+	                      len);
+	if (r < 0)
 		return EX_DATAERR;
-	if (!m.found) {
+	if (!r) {
 		error(
 		    "'%s' holds no GPU run of %s (template %.12s) on %s with this config's shapes",
 		    path, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name);
 		return EX_DATAERR;
 	}
-	snprintf(device, len, "%s", m.device);
 	return 0;
 }
 

@@ -638,6 +638,26 @@ void db_run_release(struct db_run *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int db_recording_find(struct db *db, const char *template_hash, const char *arch,
+                      const char *shapes, long long *run_id, char *device, size_t len)
+{
+	sqlite3_stmt *st = STMT(db,
+	                        "SELECT id, device FROM runs WHERE template_hash = ?1 AND arch = ?2"
+	                        " AND shapes = ?3 AND gpu = 1 ORDER BY id DESC LIMIT 1",
+	                        "ttt", template_hash, arch, shapes);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW) {
+		*run_id = sqlite3_column_int64(st, 0);
+		snprintf(device, len, "%s", nonnull((const char *)sqlite3_column_text(st, 1)));
+	}
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : rc == SQLITE_ROW;
+}
+
 int db_run_outcome_counts(struct db *db, long long run_id, long long counts[OUTCOME_COUNT])
 {
 	sqlite3_stmt *st =
@@ -1101,16 +1121,55 @@ int db_measure_lookup(struct db *db, long long variant_id, const char *device,
 	                     out);
 }
 
-int db_measure_lookup_hash(struct db *db, const char *variant_hash, const char *device,
-                           const char *shape_dims, struct db_measured *out)
+int db_measure_lookup_params(struct db *db, const struct db_recorded_key *k, const char *device,
+                             const char *shape_dims, struct db_measured *out)
 {
+	/* the newest variant of that configuration measured there: a recording may hold several
+	 * (compile options or a compiler that changed between runs) */
 	return read_measured(db,
 	                     STMT(db,
 	                          MEASURED_COLUMNS " JOIN variants v ON v.id = m.variant_id"
-	                                           " WHERE v.hash = ?1 AND m.device = ?2"
-	                                           " AND m.shape_dims = ?3",
-	                          "ttt", variant_hash, device, shape_dims),
+	                                           " WHERE v.template_hash = ?1 AND v.arch = ?2"
+	                                           " AND v.params = ?3 AND m.device = ?4"
+	                                           " AND m.shape_dims = ?5 ORDER BY m.id DESC"
+	                                           " LIMIT 1",
+	                          "ttttt", k->template_hash, k->arch, k->params, device,
+	                          shape_dims),
 	                     out);
+}
+
+int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
+                             struct db_gate_found *out)
+{
+	sqlite3_stmt *st =
+	    STMT(db,
+	         "SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
+	         " ON v.id = g.variant_id WHERE v.template_hash = ?1 AND v.arch = ?2"
+	         " AND v.params = ?3 AND g.outcome != 'ok'"
+	         " AND g.gate IN ('compile', 'resources', 'sanitize') ORDER BY g.id LIMIT 1",
+	         "ttt", k->template_hash, k->arch, k->params);
+	int rc, o = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!st)
+		return -1;
+	rc = STEP(db, st);
+	if (rc == SQLITE_ROW && (o = col_outcome(db, st, 1)) >= 0) {
+		out->gate = col_str(st, 0);
+		out->outcome = (enum outcome)o;
+		out->reason = col_str(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc < 0 || o < 0)
+		return -1;
+	return rc == SQLITE_ROW;
+}
+
+void db_gate_found_release(struct db_gate_found *g)
+{
+	free(g->gate);
+	free(g->reason);
+	memset(g, 0, sizeof(*g));
 }
 
 void db_measured_release(struct db_measured *m)

@@ -495,92 +495,116 @@ static int measure_spec(struct pipeline *p, struct evaluation *ev, size_t sp, co
 	return r;
 }
 
-/* The recording's first compile, resource or sanitize rejection of the variant: 1 found, 0 not. */
-struct replay_gate {
-	int found;
-	enum outcome outcome;
-	enum gate gate;
-	char reason[512];
-};
-
-static int replay_gate_row(void *ctx, int ncols, const char *const *v, const char *const *names)
+/*
+ * Copy one shape's recorded result into this run's database as the recording
+ * has it (its median and interval too, not recomputed from the samples, so a
+ * replay reads what was recorded) and apply it to ev.
+ */
+static int replay_store(struct pipeline *p, struct evaluation *ev, size_t s,
+                        const struct db_measured *rec)
 {
-	struct replay_gate *rg = ctx;
-	int o = outcome_parse(v[1] ? v[1] : "");
-	int g;
+	struct db_measurement m;
 
-	(void)ncols;
-	(void)names;
-	if (o < 0)
-		return error("replay: unknown outcome '%s'", v[1] ? v[1] : "");
-	rg->found = 1;
-	rg->outcome = (enum outcome)o;
-	rg->gate = GATE_COMPILE;
-	for (g = 0; g < GATE_COUNT; g++)
-		if (v[0] && !strcmp(v[0], gate_name((enum gate)g)))
-			rg->gate = (enum gate)g;
-	snprintf(rg->reason, sizeof(rg->reason), "%s", v[2] ? v[2] : "");
-	return 1;
+	memset(&m, 0, sizeof(m));
+	m.device = p->device;
+	m.shape = p->cfg->shapes[s].name;
+	m.shape_dims = p->shape_dims[s];
+	m.outcome = rec->outcome;
+	m.reason = rec->reason;
+	m.rel_l2 = rec->rel_l2;
+	m.max_abs = rec->max_abs;
+	m.median_us = rec->median_us;
+	m.ci_lo_us = rec->ci_lo_us;
+	m.ci_hi_us = rec->ci_hi_us;
+	m.tflops = rec->tflops;
+	m.samples = rec->samples;
+	m.nsamples = rec->nsamples;
+	if (db_measure_record(p->db, p->run_id, ev->variant_id, &m, NULL) < 0)
+		return -1;
+	if (rec->outcome == VARIANT_OK && isnan(rec->median_us)) {
+		/* checked but never timed there: nothing to rank it by */
+		set_reason(ev, REJECT_UNMEASURED, GATE_CORRECT,
+		           "shape '%s': not timed in the recording '%s'", p->cfg->shapes[s].name,
+		           p->replay_path);
+		return 0;
+	}
+	apply_measured(ev, s, rec);
+	return 0;
 }
 
-/* Answer one candidate from the recording. 0, or -1 on a database error. */
+/*
+ * Answer one candidate from the recording, which knows it by its template
+ * hash, arch and params (never by the variant hash: that covers the compile
+ * options and the compiler, which may have changed since). 0, or -1 on a
+ * database error.
+ */
 static int replay_eval(struct pipeline *p, struct evaluation *ev)
 {
-	struct replay_gate rg;
+	struct db_recorded_key key;
+	struct db_gate_found g;
+	char *params = space_format(&p->cfg->fam, &ev->va);
 	size_t s;
+	int r, gi;
 
-	memset(&rg, 0, sizeof(rg));
-	if (db_exec_callback(
-		p->replay,
-		"SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
-		" ON v.id = g.variant_id WHERE v.hash = ?1 AND g.outcome != 'ok'"
-		" AND g.gate IN ('compile', 'resources', 'sanitize') ORDER BY g.id LIMIT 1",
-		replay_gate_row, &rg, ev->hash, (const char *)NULL) < 0)
-		return -1;
-	if (rg.found) {
-		set_reason(ev, rg.outcome, rg.gate, "%s (replayed)", rg.reason);
+	key.template_hash = p->cfg->fam.source_hash;
+	key.arch = p->cfg->arch.name;
+	key.params = params;
+	r = db_gate_rejection_params(p->replay, &key, &g);
+	if (r < 0)
+		goto fail;
+	if (r == 1) {
+		enum gate gate = GATE_COMPILE;
+
+		for (gi = 0; gi < GATE_COUNT; gi++)
+			if (!strcmp(g.gate, gate_name((enum gate)gi)))
+				gate = (enum gate)gi;
+		set_reason(ev, g.outcome, gate, "%s (replayed)", g.reason ? g.reason : "");
+		db_gate_found_release(&g);
+		free(params);
 		return 0;
 	}
 	if (db_begin(p->db) < 0)
-		return -1;
+		goto fail;
 	for (s = 0; s < p->cfg->nshapes && ev->outcome == VARIANT_OK; s++) {
 		struct db_measured m;
-		int r = db_measure_lookup(p->db, ev->variant_id, p->device, p->shape_dims[s], &m);
 
-		if (r == 0)
-			r = db_measure_lookup_hash(p->replay, ev->hash, p->device, p->shape_dims[s],
-			                           &m);
-		else if (r == 1) {
+		r = db_measure_lookup(p->db, ev->variant_id, p->device, p->shape_dims[s], &m);
+		if (r == 1) {
 			p->st.shapes_reused++;
 			apply_measured(ev, s, &m);
 			db_measured_release(&m);
 			continue;
 		}
-		if (r < 0) {
-			db_rollback(p->db);
-			return -1;
-		}
+		if (r == 0)
+			r = db_measure_lookup_params(p->replay, &key, p->device, p->shape_dims[s],
+			                             &m);
 		if (r == 0) {
 			set_reason(ev, REJECT_UNMEASURED, GATE_CORRECT,
 			           "shape '%s': not measured in the recording '%s'",
 			           p->cfg->shapes[s].name, p->replay_path);
 			break;
 		}
-		ev->remeasured++;
-		if (store_shape(p, ev, s, m.outcome, m.reason, m.rel_l2, m.max_abs, m.samples,
-		                m.nsamples) < 0) {
+		if (r == 1) {
+			ev->remeasured++;
+			r = replay_store(p, ev, s, &m);
 			db_measured_release(&m);
-			db_rollback(p->db);
-			return -1;
 		}
-		db_measured_release(&m);
+		if (r < 0) {
+			db_rollback(p->db);
+			goto fail;
+		}
 	}
+	free(params);
+	params = NULL;
 	if (db_commit(p->db) < 0) {
 		db_rollback(p->db);
 		return -1;
 	}
 	ev->timed = ev->outcome == VARIANT_OK;
 	return 0;
+fail:
+	free(params);
+	return -1;
 }
 
 /*

@@ -190,12 +190,44 @@ struct db_measured {
 	double *samples;
 	size_t nsamples;
 };
-/* By variant id, or by variant hash (another database: a replay). 1 found, 0 not, -1 error(). */
+/* By variant id. 1 found, 0 not, -1 error(). */
 int db_measure_lookup(struct db *db, long long variant_id, const char *device,
                       const char *shape_dims, struct db_measured *out);
-int db_measure_lookup_hash(struct db *db, const char *variant_hash, const char *device,
-                           const char *shape_dims, struct db_measured *out);
 void db_measured_release(struct db_measured *m);
+
+/*
+ * A configuration as another database recorded it (a replay's recording),
+ * named by what stays the same across tuner versions, not by the variant hash
+ * (which covers the compile options and the compiler): the recording run's
+ * template hash, its arch and the canonical params "A=1,B=2".
+ */
+struct db_recorded_key {
+	const char *template_hash, *arch, *params;
+};
+/* Its measurement on device and shape_dims (the newest, if several): 1 found, 0 not, -1 error(). */
+int db_measure_lookup_params(struct db *db, const struct db_recorded_key *k, const char *device,
+                             const char *shape_dims, struct db_measured *out);
+/* A recorded gate rejection; strings owned, free with db_gate_found_release(). */
+struct db_gate_found {
+	char *gate; /* "compile", "resources", "sanitize" */
+	enum outcome outcome;
+	char *reason;
+};
+/*
+ * Its first recorded rejection by a gate that a replay cannot run again
+ * (compile, resources, sanitize): 1 found, 0 not, -1 error().
+ */
+int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
+                             struct db_gate_found *out);
+void db_gate_found_release(struct db_gate_found *g);
+
+/*
+ * The newest GPU run of this template, arch and shapes (JSON as stored) that
+ * a replay can answer from: 1 with *run_id and device (its name, truncated to
+ * len) set, 0 when there is none, -1 error().
+ */
+int db_recording_find(struct db *db, const char *template_hash, const char *arch,
+                      const char *shapes, long long *run_id, char *device, size_t len);
 
 /*
  * A candidate of a generation; origin is evolve_origin_name() text ("baseline",

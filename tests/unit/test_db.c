@@ -812,6 +812,7 @@ static void test_measure_round_trip(void **state)
 	    .samples = samples,
 	    .nsamples = ARRAY_SIZE(samples),
 	};
+	struct db_recorded_key key = {"tmplhash", "sm_90", "A=1"};
 	struct db_measured got;
 	size_t i;
 	int created = -1;
@@ -853,21 +854,24 @@ static void test_measure_round_trip(void **state)
 	m.nsamples = 0;
 	assert_int_equal(db_measure_record(db, 0, v, &m, NULL), 0);
 	assert_int_equal(count(db, "measurements"), 2);
-	assert_int_equal(db_measure_lookup_hash(db, "aaaa0000000000000000000000000001",
-	                                        "NVIDIA H200", m.shape_dims, &got),
-	                 1);
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 1);
 	assert_int_equal(got.run_id, 0);
 	assert_int_equal(got.outcome, REJECT_RUNTIME_FAULT);
 	assert_string_equal(got.reason, "CUDA_ERROR_MISALIGNED_ADDRESS");
 	assert_true(isnan(got.median_us) && isnan(got.rel_l2) && isnan(got.tflops));
 	assert_int_equal(got.nsamples, 0);
 	db_measured_release(&got);
-	assert_int_equal(db_measure_lookup_hash(db, "aaaa0000000000000000000000000001",
-	                                        "NVIDIA H200", "B=1,H=8,S=1024,D=64", &got),
-	                 0);
-	assert_int_equal(db_measure_lookup_hash(db, "ffff0000000000000000000000000001",
-	                                        "NVIDIA H200", m.shape_dims, &got),
-	                 0);
+	assert_int_equal(
+	    db_measure_lookup_params(db, &key, "NVIDIA H200", "B=1,H=8,S=1024,D=64", &got), 0);
+	/* another configuration, template or arch is another point */
+	key.params = "A=2";
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 0);
+	key.params = "A=1";
+	key.arch = "sm_89";
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 0);
+	key.arch = "sm_90";
+	key.template_hash = "othertmpl";
+	assert_int_equal(db_measure_lookup_params(db, &key, "NVIDIA H200", m.shape_dims, &got), 0);
 	assert_int_equal(nerrors, 0);
 
 	/* A damaged samples column is reported, not misread. */
