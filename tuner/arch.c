@@ -13,6 +13,8 @@ static const struct arch_limits arch_table[] = {
     {"sm_86", 86, 49152, 101376, 102400, 65536, 255, 1024, 0},
     {"sm_89", 89, 49152, 101376, 102400, 65536, 255, 1024, 58},
     {"sm_90", 90, 49152, 232448, 233472, 65536, 255, 1024, 132},
+    /* no GPU architecture: a recorded landscape (tuner import), never compiled or run */
+    {"none", 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 int arch_lookup(const char *name, struct arch_limits *out)
@@ -30,5 +32,5 @@ int arch_lookup(const char *name, struct arch_limits *out)
 
 const char *arch_known_names(void)
 {
-	return "sm_80, sm_86, sm_89, sm_90";
+	return "sm_80, sm_86, sm_89, sm_90, none";
 }

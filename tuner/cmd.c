@@ -118,6 +118,36 @@ const struct cmd cmd_table[] = {
 		 "  -h, --help        print this help\n",
     },
     {
+	.name = "import",
+	.fn = cmd_import,
+	.flags = NEED_DB,
+	.summary = "read another tuner's recorded results as a landscape to replay",
+	.usage = "usage: tuner import [--t1 SPACE.json] [--device NAME] [--name NAME]\n"
+		 "                    [--baseline default|median|NAME=V,...] [--force]\n"
+		 "                    -o CONFIG.yaml RESULTS\n"
+		 "\n"
+		 "Read RESULTS, a T4 results file or a Kernel Tuner cache file (JSON,\n"
+		 "gzipped or not), with the T1 description of its search space, into a\n"
+		 "new database (--db) that 'tuner run --replay' answers from, and write\n"
+		 "CONFIG.yaml with its landscape sidecar CONFIG.family.yaml beside it:\n"
+		 "  tuner --config CONFIG.yaml run --replay DB\n"
+		 "searches the recorded landscape on a CPU. The restrictions (Python) are\n"
+		 "translated into tuner's expressions, or refused with the reason. Every\n"
+		 "recorded invalid configuration keeps its verdict (compile, runtime,\n"
+		 "restrictions, correctness). Values that are not integers become codes\n"
+		 "of their labels. Fitness is the baseline's time over a variant's.\n"
+		 "\n"
+		 "  --t1 SPACE.json   the T1 search space (needed for T4 files)\n"
+		 "  --device NAME     where it was measured (default: the file's, or its\n"
+		 "                    name: KERNEL_DEVICE_T4.json.gz)\n"
+		 "  --name NAME       the family's name (default: the benchmark's)\n"
+		 "  --baseline B      default (the declared defaults; the default), median\n"
+		 "                    (the timed configuration of median time) or NAME=V,...\n"
+		 "  -o, --output F    the config to write\n"
+		 "  --force           replace the database if it exists\n"
+		 "  -h, --help        print this help\n",
+    },
+    {
 	/* The GPU child process; started by tuner itself, not listed. */
 	.name = "__worker",
 	.fn = cmd_worker,

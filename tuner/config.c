@@ -761,12 +761,13 @@ enum {
 	FK_LAUNCH,
 	FK_BASELINE,
 	FK_OPTIONS,
+	FK_LANDSCAPE,
 	FK_COUNT
 };
 
 static const char *const family_keys[FK_COUNT] = {
-    "name",        "source",     "kernel", "problem", "specialize", "params",
-    "constraints", "smem_bytes", "layout", "launch",  "baseline",   "options",
+    "name",       "source", "kernel", "problem",  "specialize", "params",    "constraints",
+    "smem_bytes", "layout", "launch", "baseline", "options",    "landscape",
 };
 
 static int load_source(struct ysrc *s, const yaml_node_t *n, struct family *fam)
@@ -1107,6 +1108,67 @@ static int load_options(struct ysrc *s, const yaml_node_t *n, struct family *fam
 	return 0;
 }
 
+/*
+ * ---- landscapes (issue 16): `landscape: true` declares a family that exists
+ * only as recorded measurements (`tuner import` writes such sidecars): params,
+ * constraints and a baseline, no source, kernel, launch or problem; it is
+ * never compiled, only replayed. Its shapes name no dims, and its template
+ * hash is the hash of its name, which is what its recording is filed under.
+ */
+static const char *const landscape_dims[] = {"(none)"};
+
+static int landscape_shape(const long long *dims, char *msg, size_t len)
+{
+	(void)dims;
+	(void)msg;
+	(void)len;
+	return 0;
+}
+
+static const struct problem landscape_problem = {
+    .name = "landscape",
+    .dims = landscape_dims,
+    .ndims = 0,
+    .validate_shape = landscape_shape,
+};
+
+/* 1 when the sidecar says `landscape: true`, 0 when false or absent, -1 after an error. */
+static int landscape_parse(struct ysrc *s, yaml_node_t **v)
+{
+	static const int forbidden[] = {FK_SOURCE, FK_KERNEL, FK_PROBLEM, FK_SPECIALIZE,
+	                                FK_SMEM,   FK_LAYOUT, FK_LAUNCH,  FK_OPTIONS};
+	static const char *const bools[] = {"false", "true"};
+	size_t i;
+	int yes;
+
+	if (!v[FK_LANDSCAPE])
+		return 0;
+	if (get_enum(s, v[FK_LANDSCAPE], "landscape", bools, 2, &yes) < 0)
+		return -1;
+	for (i = 0; yes && i < ARRAY_SIZE(forbidden); i++)
+		if (v[forbidden[i]])
+			return err_node(s, v[forbidden[i]],
+			                "'%s' has no place in a landscape (recorded measurements "
+			                "only: nothing is compiled or run)",
+			                family_keys[forbidden[i]]);
+	return yes;
+}
+
+static int landscape_load(struct ysrc *s, yaml_node_t **v, struct family *fam)
+{
+	struct hasher *h;
+
+	if (get_ident(s, v[FK_NAME], "name", &fam->name) < 0)
+		return -1;
+	fam->problem = &landscape_problem;
+	h = hasher_new();
+	hasher_adds(h, "tuner landscape 1");
+	hasher_adds(h, fam->name);
+	hasher_final_hex(h, fam->source_hash);
+	return 0;
+}
+/* ---- end of landscapes */
+
 /* The sidecar in s, loaded into fam (zeroed by the caller). */
 static int family_parse(struct ysrc *s, struct family *fam)
 {
@@ -1115,6 +1177,7 @@ static int family_parse(struct ysrc *s, struct family *fam)
 	yaml_node_t *v[FK_COUNT], *root;
 	struct expr_err ee;
 	size_t i;
+	int landscape;
 
 	if (ysrc_load(s) < 0)
 		return -1;
@@ -1125,14 +1188,21 @@ static int family_parse(struct ysrc *s, struct family *fam)
 		               "'problem', 'params', 'launch' and 'baseline')");
 	if (map_fields(s, root, "", family_keys, FK_COUNT, v, NULL) < 0)
 		return -1;
+	landscape = landscape_parse(s, v);
+	if (landscape < 0)
+		return -1;
 	for (i = 0; i < ARRAY_SIZE(required); i++)
-		if (need(s, root, "", family_keys[required[i]], v[required[i]]) < 0)
+		if ((!landscape || required[i] == FK_NAME || required[i] == FK_PARAMS ||
+		     required[i] == FK_BASELINE) &&
+		    need(s, root, "", family_keys[required[i]], v[required[i]]) < 0)
 			return -1;
 	fam->path = xstrdup(s->path);
-	if (get_ident(s, v[FK_NAME], "name", &fam->name) < 0 ||
-	    load_source(s, v[FK_SOURCE], fam) < 0 ||
-	    get_ident(s, v[FK_KERNEL], "kernel", &fam->kernel) < 0 ||
-	    load_problem(s, v[FK_PROBLEM], fam) < 0)
+	if (landscape && landscape_load(s, v, fam) < 0)
+		return -1;
+	if (!landscape && (get_ident(s, v[FK_NAME], "name", &fam->name) < 0 ||
+	                   load_source(s, v[FK_SOURCE], fam) < 0 ||
+	                   get_ident(s, v[FK_KERNEL], "kernel", &fam->kernel) < 0 ||
+	                   load_problem(s, v[FK_PROBLEM], fam) < 0))
 		return -1;
 	if (v[FK_SPECIALIZE] && load_specialize(s, v[FK_SPECIALIZE], fam) < 0)
 		return -1;
@@ -1150,7 +1220,7 @@ static int family_parse(struct ysrc *s, struct family *fam)
 	}
 	if (v[FK_LAYOUT] && load_layout(s, v[FK_LAYOUT], fam) < 0)
 		return -1;
-	if (load_launch(s, v[FK_LAUNCH], fam) < 0)
+	if (!landscape && load_launch(s, v[FK_LAUNCH], fam) < 0)
 		return -1;
 	if (v[FK_OPTIONS] && load_options(s, v[FK_OPTIONS], fam) < 0)
 		return -1;

@@ -32,6 +32,7 @@ int cmd_show(int argc, char **argv, const struct globals *g);
 int cmd_sweep(int argc, char **argv, const struct globals *g);
 int cmd_top(int argc, char **argv, const struct globals *g);
 int cmd_export(int argc, char **argv, const struct globals *g);
+int cmd_import(int argc, char **argv, const struct globals *g);
 int cmd_worker(int argc, char **argv, const struct globals *g);
 
 /* An option's integer value, at least min; 0, or error() naming the flag. */
