@@ -101,9 +101,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->jobs = (int)v;
 			break;
 		case 'S':
-			if (strcmp(optarg, "evolve") && strcmp(optarg, "random") &&
-			    strcmp(optarg, "exhaustive")) {
-				error("unknown strategy '%s' (evolve, random, exhaustive)", optarg);
+			if (!search_strategy_known(optarg)) {
+				error("unknown strategy '%s' (%s)", optarg, SEARCH_STRATEGIES);
 				return -1;
 			}
 			o->strategy = optarg;

@@ -1,4 +1,4 @@
-/* Search strategies behind one interface (evolve, random, exhaustive) and the elite's admission. */
+/* Search strategies behind one interface (evolve, evolve1, random, exhaustive) and the elite's admission. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -33,14 +33,28 @@
 #define DEFAULT_ELITE     3
 #define DEFAULT_MARGIN    0.03
 
-enum strategy { STRATEGY_EVOLVE, STRATEGY_EVOLVE2, STRATEGY_RANDOM, STRATEGY_EXHAUSTIVE };
+/*
+ * evolve: the surrogate-guided search (below); evolve1: the evolution it
+ * replaced, kept so that the two can be compared on the same landscapes.
+ */
+enum strategy { STRATEGY_EVOLVE, STRATEGY_EVOLVE1, STRATEGY_RANDOM, STRATEGY_EXHAUSTIVE };
 
 static const char *const strategy_names[] = {
     [STRATEGY_EVOLVE] = "evolve",
-    [STRATEGY_EVOLVE2] = "evolve2",
+    [STRATEGY_EVOLVE1] = "evolve1",
     [STRATEGY_RANDOM] = "random",
     [STRATEGY_EXHAUSTIVE] = "exhaustive",
 };
+
+int search_strategy_known(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(strategy_names); i++)
+		if (!strcmp(name, strategy_names[i]))
+			return 1;
+	return 0;
+}
 
 static const char *const origin_names[] = {
     [ORIGIN_BASELINE] = "baseline",   [ORIGIN_RANDOM] = "random", [ORIGIN_MUTATION] = "mutation",
@@ -173,7 +187,7 @@ struct search {
 	unsigned long long cursor; /* exhaustive: the next space_point index */
 	int random_dry;            /* a full scan found nothing new and valid */
 	char why[256];
-	struct model *model; /* evolve2: observations, candidates, surrogate */
+	struct model *model; /* evolve: observations, candidates, surrogate */
 };
 
 static void model_free(struct model *m);
@@ -203,7 +217,7 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 		if (!strcmp(strategy, strategy_names[i]))
 			which = (int)i;
 	if (which < 0) {
-		error("unknown strategy '%s' (evolve, random, exhaustive)", strategy);
+		error("unknown strategy '%s' (%s)", strategy, SEARCH_STRATEGIES);
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
@@ -223,7 +237,7 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 	space_baseline(s->fam, &s->baseline_va);
 	normalize(s, &s->baseline_va);
 	s->size = space_size(s->fam);
-	if (s->strategy == STRATEGY_EVOLVE2)
+	if (s->strategy == STRATEGY_EVOLVE)
 		s->model = model_new(s);
 	return s;
 }
@@ -546,10 +560,10 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 		while (n < max && random_new(s, &va, seen, ctx))
 			emit(s, &out[n++], &va, ORIGIN_RANDOM, -1, -1);
 		break;
-	case STRATEGY_EVOLVE2:
+	case STRATEGY_EVOLVE:
 		n = model_propose(s, generation, out, n, max, seen, ctx);
 		break;
-	case STRATEGY_EVOLVE:
+	case STRATEGY_EVOLVE1:
 		/* exploit first: the best's unseen neighbours, up to a share of the generation */
 		while (generation > 0 && s->npool && n + NEIGHBOUR_RESERVE < max &&
 		       best_neighbour(s, &out[n], seen, ctx))
@@ -785,7 +799,7 @@ size_t search_elite(const struct search *s, const struct member **out, size_t ma
 	return n;
 }
 
-/* ------------------------------------------------- evolve2: the surrogate */
+/* -------------------------------------------------- evolve: the surrogate */
 
 /* Spaces up to this many points are enumerated once: every valid point is a candidate. */
 #define ENUM_LIMIT (1ULL << 18)
@@ -797,13 +811,10 @@ size_t search_elite(const struct search *s, const struct member **out, size_t ma
 #define HYPER_MAX_OBS 96
 /* Pair tables up to this many cells are kept by the design; bigger pairs count singly only. */
 #define PAIR_CELLS 4096
-
-static double knob(const char *name, double def)
-{
-	const char *v = getenv(name);
-
-	return v ? atof(v) : def;
-}
+/* The incumbent's neighbourhood: points within this many domain steps of it. */
+#define RADIUS 3
+/* After this many batches in a row without a better point, the neighbourhood is left. */
+#define STUCK 2
 
 struct obs {
 	struct variant va;
@@ -827,13 +838,13 @@ struct model {
 	double *y, *L, *alpha, *kbuf;
 	double ls[TUNER_MAX_PARAMS]; /* length scale per dimension, in units of the whole domain */
 	double *tab[TUNER_MAX_PARAMS]; /* similarity of two values of a dimension at that scale */
-	double w1, w2; /* the weights of single and paired effects; the product gets 1 - W0 - w1 - w2 */
-	double last_best; /* the best fitness when the last batch was proposed */
-	int fails;        /* batches in a row that found nothing better */
+	double w1; /* the weight of single effects; pairs get 1 - W0 - w1 */
 };
 
-#define W0  0.1  /* the weight of the constant */
-#define SN2 1e-2 /* observation noise, in units of the standardised log fitness */
+#define W0   0.1  /* the weight of the constant */
+#define LS0  0.3  /* where the fit of a length scale starts */
+#define W1_0 0.45 /* where the fit of the single effects' weight starts */
+#define SN2  1e-2 /* observation noise, in units of the standardised log fitness */
 
 static void model_free(struct model *m)
 {
@@ -877,12 +888,8 @@ static struct model *model_new(const struct search *s)
 			m->nv[m->d] = s->fam->params[i].nvalues;
 			m->dim_param[m->d++] = i;
 		}
-	for (i = 0; i < m->d; i++) {
+	for (i = 0; i < m->d; i++)
 		m->tab[i] = xcalloc(m->nv[i] * m->nv[i], sizeof(double));
-		set_scale(m, i, 0.3);
-	}
-	m->w1 = 0.45;
-	m->w2 = 0.45;
 	return m;
 }
 
@@ -941,19 +948,18 @@ static void encode(const struct search *s, const struct variant *va, int *x)
  */
 static double kernel(const struct model *m, const int *a, const int *b)
 {
-	double s1 = 0, s2 = 0, prod = 1, k;
+	double s1 = 0, s2 = 0, k;
 	size_t i, d = m->d;
 
 	for (i = 0; i < d; i++) {
 		k = m->tab[i][(size_t)a[i] * m->nv[i] + (size_t)b[i]];
 		s1 += k;
 		s2 += k * k;
-		prod *= k;
 	}
 	if (d < 2)
 		return W0 + (1 - W0) * s1;
 	return W0 + m->w1 * s1 / (double)d +
-	       m->w2 * (s1 * s1 - s2) / (double)(d * (d - 1)) + (1 - W0 - m->w1 - m->w2) * prod;
+	       (1 - W0 - m->w1) * (s1 * s1 - s2) / (double)(d * (d - 1));
 }
 
 /* Solve L z = b in place (forward), then L^T x = z (backward) when both. */
@@ -1145,38 +1151,39 @@ static double gp_data(struct search *s)
 static void gp_hyper(struct model *m)
 {
 	static const double grid[] = {0.05, 0.15, 0.3, 0.6, 1.2};
-	/* (single, pair) weights; the product of all gets what is left of 0.9 */
-	static const double wgrid[][2] = {{0.2, 0.7}, {0.45, 0.45}, {0.7, 0.2}, {0.85, 0.05},
-	                                  {0.3, 0.3}, {0.1, 0.4},   {0.4, 0.1}, {0.1, 0.1}};
+	static const double wgrid[] = {0.2, 0.45, 0.7, 0.85};
 	size_t n = m->n < HYPER_MAX_OBS ? m->n : HYPER_MAX_OBS, i, g;
-	double best = gp_fit(m, n), lml, keep, k1 = m->w1, k2 = m->w2;
+	double best, lml, keep;
 
-	for (i = 0; i < m->d; i++) {
-		keep = m->ls[i];
-		for (g = 0; g < ARRAY_SIZE(grid); g++) {
-			if (grid[g] == keep)
+	/* from the same start each time: the fit depends on the observations only (resume) */
+	for (i = 0; i < m->d; i++)
+		set_scale(m, i, LS0);
+	m->w1 = W1_0;
+	best = gp_fit(m, n);
+	for (i = 0; i <= m->d; i++) {
+		size_t ng = i < m->d ? ARRAY_SIZE(grid) : ARRAY_SIZE(wgrid);
+
+		keep = i < m->d ? m->ls[i] : m->w1;
+		for (g = 0; g < ng; g++) {
+			double v = i < m->d ? grid[g] : wgrid[g];
+
+			if (v == keep)
 				continue;
-			set_scale(m, i, grid[g]);
+			if (i < m->d)
+				set_scale(m, i, v);
+			else
+				m->w1 = v;
 			lml = gp_fit(m, n);
 			if (lml > best) {
 				best = lml;
-				keep = grid[g];
+				keep = v;
 			}
 		}
-		set_scale(m, i, keep);
+		if (i < m->d)
+			set_scale(m, i, keep);
+		else
+			m->w1 = keep;
 	}
-	for (g = 0; g < (knob("K_PROD", 1) ? ARRAY_SIZE(wgrid) : 4); g++) {
-		m->w1 = wgrid[g][0];
-		m->w2 = wgrid[g][1];
-		lml = gp_fit(m, n);
-		if (lml > best) {
-			best = lml;
-			k1 = m->w1;
-			k2 = m->w2;
-		}
-	}
-	m->w1 = k1;
-	m->w2 = k2;
 	if (gp_fit(m, m->n) == -INFINITY)
 		BUG("the surrogate's kernel matrix is not positive definite");
 }
@@ -1398,13 +1405,31 @@ static size_t best_ei(struct model *m, const int *x, const double *mu, double *v
 	return pick;
 }
 
+/* The best fitness observed and where (-1 when nothing has been timed). */
+static double incumbent(const struct model *m, size_t *at)
+{
+	double best = -1;
+	size_t i;
+
+	for (i = 0; i < m->nobs; i++)
+		if (!isnan(m->obs[i].fit) && m->obs[i].fit > best) {
+			best = m->obs[i].fit;
+			*at = i;
+		}
+	return best;
+}
+
 /*
- * A batch from the surrogate: first the incumbent's neighbourhood (within a
- * few domain steps of the best point seen), most promising first, then by
- * expected improvement anywhere; every pick is believed at its predicted
- * value before the next, and so are the points still pending from earlier
- * proposals, so that a batch, or proposals made while results are still
- * out, spread instead of piling onto one peak.
+ * A batch from the surrogate. While the last batches improved on the best
+ * point seen (the incumbent), its neighbourhood first: the unseen points
+ * within RADIUS domain steps, nearest first and, at the same distance, the
+ * most promising first (the model ranks them; it does not rule any out, so a
+ * move it wrongly thinks bad is still tried while the neighbourhood lasts).
+ * Then, and after STUCK batches without improvement, by expected improvement
+ * anywhere in the space. Every pick is believed at its predicted value
+ * before the next, and so are points still pending from earlier proposals,
+ * so that a batch, or proposals made while results are still out, spread
+ * instead of piling onto one peak.
  */
 static size_t model_batch(struct search *s, struct candidate *out, size_t n, size_t max,
                           const struct variant *c, size_t nc)
@@ -1413,28 +1438,14 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	struct scored *order = xcalloc(nc + 1, sizeof(*order));
 	int *x = xcalloc(nc * m->d + 1, sizeof(*x)), inc[TUNER_MAX_PARAMS], one[TUNER_MAX_PARAMS];
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
-	double bestfit = -1;
 	unsigned char *taken = xcalloc(nc + 1, 1);
-	size_t i, pick, nloc = 0, ibest = 0;
-	size_t want;
-	int radius = (int)knob("K_STEPS", 2);
+	size_t i, pick, nloc = 0, at = 0;
+	int stuck;
 
-	for (i = 0; i < m->nobs; i++)
-		if (!isnan(m->obs[i].fit) && m->obs[i].fit > bestfit) {
-			bestfit = m->obs[i].fit;
-			ibest = i;
-		}
-	encode(s, &m->obs[ibest].va, inc);
-	if (bestfit > m->last_best)
-		m->fails = 0;
-	else
-		m->fails++;
-	m->last_best = bestfit;
-	{
-		double share = knob("K_LOCAL", 1) * (1 - (double)m->fails / knob("K_FAILS", 1e9));
-
-		want = share > 0 ? (size_t)(share * (double)(max - n) + 0.5) : 0;
-	}
+	/* stuck: nothing better in the last STUCK batches' worth of results */
+	incumbent(m, &at);
+	stuck = m->nobs - at - 1 >= STUCK * (max - n);
+	encode(s, &m->obs[at].va, inc);
 	best = gp_data(s);
 	gp_hyper(m);
 	for (i = 0; i < m->npending; i++) {
@@ -1443,111 +1454,30 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			break;
 	}
 	for (i = 0; i < nc; i++) {
+		int d;
+
 		encode(s, &c[i], &x[i * m->d]);
 		mu[i] = gp_mean(m, &x[i * m->d]);
 		var[i] = gp_var(m, &x[i * m->d]);
-		if (steps(m, &x[i * m->d], inc) <= radius) {
+		d = steps(m, &x[i * m->d], inc);
+		if (!stuck && d <= RADIUS) {
+			/* nearest first; the standardised mean never spans 100 */
 			order[nloc].idx = i;
-			order[nloc++].v = (knob("K_LOCAL_EI", 0) ? expected_improvement(mu[i], var[i], best) : mu[i]) - knob("K_STEPW", 0) * steps(m, &x[i * m->d], inc);
+			order[nloc++].v = mu[i] - 100.0 * d;
 		}
 	}
 	qsort(order, nloc, sizeof(*order), by_value);
-	if (knob("K_DIRS", 0)) {
-		/* round robin over the directions (which params move), best first within each */
-		unsigned *used = xcalloc((size_t)1 << m->d, sizeof(unsigned));
-		size_t got = 0;
-
-		while (got < want && got < nloc && n < max) {
-			size_t j, bj = nloc;
-			unsigned bu = ~0u;
-
-			for (j = 0; j < nloc; j++) {
-				unsigned mask = 0;
-				size_t k = order[j].idx, dd;
-
-				if (taken[k])
-					continue;
-				for (dd = 0; dd < m->d; dd++)
-					if (x[k * m->d + dd] != inc[dd])
-						mask |= 1u << dd;
-				if (used[mask] < bu) {
-					bu = used[mask];
-					bj = j;
-				}
-			}
-			if (bj == nloc)
-				break;
-			pick = order[bj].idx;
-			{
-				unsigned mask = 0;
-				size_t dd;
-
-				for (dd = 0; dd < m->d; dd++)
-					if (x[pick * m->d + dd] != inc[dd])
-						mask |= 1u << dd;
-				used[mask]++;
-			}
-			taken[pick] = 1;
-			got++;
-			model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
-			if (believe(m, &x[pick * m->d], mu[pick]) < 0)
-				break;
-		}
-		free(used);
-	} else
-	for (i = 0; i < nloc && i < want && n < max; i++) {
+	for (i = 0; i < nloc && n < max; i++) {
 		pick = order[i].idx;
 		taken[pick] = 1;
 		model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
 		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
 			break;
 	}
-	if (knob("K_MODE", 0) && m->fails < (int)knob("K_FAILS", 1e9)) {
-		/* only evolution's moves are eligible: near the best few, or crossings of the best */
-		size_t k = (size_t)knob("K_TOPK", 4), nb = (size_t)knob("K_BREED", 8), ntop = 0, a, b, j, e;
-		const struct obs **top = xcalloc(m->nobs + 1, sizeof(*top));
-		int (*tx)[TUNER_MAX_PARAMS] = xcalloc(m->nobs + 1, sizeof(*tx));
-
-		for (i = 0; i < m->nobs; i++)
-			if (!isnan(m->obs[i].fit))
-				top[ntop++] = &m->obs[i];
-		qsort(top, ntop, sizeof(*top), obs_by_fit);
-		for (i = 0; i < ntop && i < nb; i++)
-			encode(s, &top[i]->va, tx[i]);
-		for (i = 0; i < nc; i++) {
-			int ok = 0;
-
-			if (taken[i])
-				continue;
-			for (j = 0; j < ntop && j < k && !ok; j++)
-				ok = steps(m, &x[i * m->d], tx[j]) <= radius;
-			for (a = 0; a < ntop && a < nb && !ok; a++)
-				for (b = a + 1; b < ntop && b < nb && !ok; b++) {
-					for (e = 0; e < m->d; e++)
-						if (x[i * m->d + e] != tx[a][e] && x[i * m->d + e] != tx[b][e])
-							break;
-					ok = e == m->d;
-				}
-			if (!ok)
-				taken[i] = 2;
-		}
-		free(top);
-		free(tx);
-	}
 	while (n < max) {
 		pick = best_ei(m, x, mu, var, order, nc, taken, best);
-		if (pick == nc) {
-			size_t r = 0;
-
-			for (i = 0; i < nc; i++)
-				if (taken[i] == 2) {
-					taken[i] = 0;
-					r++;
-				}
-			if (!r)
-				break;
-			continue;
-		}
+		if (pick == nc)
+			break;
 		taken[pick] = 1;
 		model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
 		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
@@ -1570,12 +1500,7 @@ static size_t model_propose(struct search *s, int generation, struct candidate *
 	(void)generation;
 	for (i = 0; i < s->model->nobs; i++)
 		valid += !isnan(s->model->obs[i].fit);
-	if ((valid < 2 || s->model->d == 0) && knob("K_RANDOM0", 0)) {
-		struct variant va;
-
-		while (n < max && random_new(s, &va, seen, ctx))
-			model_emit(s, &out[n++], &va, ORIGIN_RANDOM);
-	} else if (valid < 2 || s->model->d == 0)
+	if (valid < 2 || s->model->d == 0)
 		n = design(s, out, n, max, c, nc);
 	else
 		n = model_batch(s, out, n, max, c, nc);

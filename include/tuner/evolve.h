@@ -33,6 +33,12 @@ struct member {
 
 struct search;
 
+/* The strategies' names, for messages. */
+#define SEARCH_STRATEGIES "evolve, evolve1, random, exhaustive"
+
+/* 1 if name is a strategy search_new() knows. */
+int search_strategy_known(const char *name);
+
 /*
  * A search over cfg->fam's declared space; strategy is "evolve", "random" or
  * "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
