@@ -1,4 +1,5 @@
-/* Search strategies behind one interface (evolve, evolve1, random, exhaustive) and the elite's admission. */
+/* Search strategies behind one interface (evolve, evolve1, random, exhaustive) and the elite's
+ * admission. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -822,7 +823,7 @@ struct obs {
 };
 
 struct model {
-	size_t d;                         /* encoded dimensions: params with more than one value */
+	size_t d; /* encoded dimensions: params with more than one value */
 	size_t dim_param[TUNER_MAX_PARAMS]; /* the param of each dimension */
 	size_t nv[TUNER_MAX_PARAMS];        /* its number of values */
 	struct obs *obs;
@@ -838,7 +839,7 @@ struct model {
 	double *y, *L, *alpha, *kbuf;
 	double ls[TUNER_MAX_PARAMS]; /* length scale per dimension, in units of the whole domain */
 	double *tab[TUNER_MAX_PARAMS]; /* similarity of two values of a dimension at that scale */
-	double w1; /* the weight of single effects; pairs get 1 - W0 - w1 */
+	double w1;                     /* the weight of single effects; pairs get 1 - W0 - w1 */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -934,7 +935,8 @@ static void encode(const struct search *s, const struct variant *va, int *x)
 	size_t i;
 
 	for (i = 0; i < m->d; i++) {
-		long long idx = domain_index(&s->fam->params[m->dim_param[i]], va->v[m->dim_param[i]]);
+		long long idx =
+		    domain_index(&s->fam->params[m->dim_param[i]], va->v[m->dim_param[i]]);
 
 		x[i] = idx < 0 ? 0 : (int)idx;
 	}
@@ -1275,8 +1277,9 @@ static double coverage_score(const struct coverage *cv, const int *idx)
 		sc += 100.0 / (1 + cv->single[i][idx[i]]);
 		for (j = i + 1; j < cv->d; j++)
 			if (cv->pair[i][j])
-				sc += 1.0 / (1 + cv->pair[i][j][(size_t)idx[i] * cv->n[j] +
-				                                (size_t)idx[j]]);
+				sc += 1.0 /
+				      (1 +
+				       cv->pair[i][j][(size_t)idx[i] * cv->n[j] + (size_t)idx[j]]);
 	}
 	return sc;
 }

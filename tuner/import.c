@@ -995,16 +995,30 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		return 0;
 	case N_BIN:
 		return emit_bin(e, n, out);
-	case N_CMP:
-		sb_adds(out, n->n > 2 ? "(" : "");
+	case N_CMP: {
+		/* a < b < c: a < b && b < c, leaving out links that always hold */
+		struct strbuf all = STRBUF_INIT, link = STRBUF_INIT;
+		size_t kept = 0;
+
 		for (i = 0; i + 1 < n->n; i++) {
-			if (i)
-				sb_adds(out, " && ");
-			if (emit_compare(e, n->kids[i], n->ops[i], n->kids[i + 1], out) < 0)
+			sb_reset(&link);
+			if (emit_compare(e, n->kids[i], n->ops[i], n->kids[i + 1], &link) < 0) {
+				sb_release(&all);
+				sb_release(&link);
 				return -1;
+			}
+			if (!strcmp(link.buf, "1"))
+				continue;
+			sb_addf(&all, "%s%s", kept++ ? " && " : "", link.buf);
 		}
-		sb_adds(out, n->n > 2 ? ")" : "");
+		if (!kept)
+			sb_adds(out, "1");
+		else
+			sb_addf(out, kept > 1 ? "(%s)" : "%s", all.buf);
+		sb_release(&all);
+		sb_release(&link);
 		return 0;
+	}
 	case N_AND:
 	case N_OR:
 		sb_adds(out, "(");
@@ -1793,6 +1807,7 @@ static int check_entries(struct import_landscape *ls, const char *path)
 		goto out;
 	}
 	index_build(&ix, ls, &dups);
+	ok = 0; /* from here: results recorded as breaking the restrictions that pass them */
 	if (dups)
 		warning("%s: %zu configurations are recorded more than once: the first result "
 		        "of each stands",
@@ -1815,10 +1830,12 @@ static int check_entries(struct import_landscape *ls, const char *path)
 		if (!e)
 			missing++;
 		else if (e->outcome == REJECT_CONSTRAINT)
-			warning("%s: a result is recorded as breaking the restrictions, which its "
-			        "translation admits",
-			        path);
+			ok++;
 	}
+	if (ok)
+		warning("%s: %d results are recorded as breaking the restrictions, which the "
+		        "translated restrictions admit: a replay rejects them as recorded",
+		        path, ok);
 	if (missing)
 		warning("%s: %zu of the %zu configurations within the restrictions have no "
 		        "result: a replay reports them as unmeasured",

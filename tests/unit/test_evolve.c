@@ -652,7 +652,7 @@ static void test_evolve_out_of_order(void **state)
 static void test_evolve_proposal_cost(void **state)
 {
 	static long long bx[] = {1, 2, 4, 8, 16, 32}, tx[] = {1, 2, 3, 4},
-	                 ty[] = {1, 2, 3, 4, 5, 6, 7, 8}, st[] = {0, 1}, one[] = {1};
+			 ty[] = {1, 2, 3, 4, 5, 6, 7, 8}, st[] = {0, 1}, one[] = {1};
 	static long long by[29];
 	static const char *const cons[] = {"32 <= X * Y && X * Y <= 1024", "TX > 1 || SX == 0",
 	                                   "TY > 1 || SY == 0"};
@@ -700,7 +700,9 @@ static void test_evolve_proposal_cost(void **state)
 
 			/* smooth, with an optimum inside: fitness falls with the distance to it */
 			for (k = 0; k < 7; k++)
-				f /= 1 + 0.05 * fabs((double)cands[i].va.v[k] - (double)doms[k][sizes[k] / 2]) /
+				f /= 1 + 0.05 *
+				             fabs((double)cands[i].va.v[k] -
+				                  (double)doms[k][sizes[k] / 2]) /
 				             (double)(doms[k][sizes[k] - 1] + 1);
 			memset(&m, 0, sizeof(m));
 			m.va = cands[i].va;
@@ -716,7 +718,8 @@ static void test_evolve_proposal_cost(void **state)
 		space_point(&big.fam, p, &va);
 		space_scope_init(&sc, &big, &va, NULL);
 		for (i = 0; i < 3 && ok; i++)
-			assert_int_equal(expr_eval(big.fam.constraints[i].e, &sc.scope, &v, &err), 0),
+			assert_int_equal(expr_eval(big.fam.constraints[i].e, &sc.scope, &v, &err),
+			                 0),
 			    ok = v;
 		valid_points += (unsigned long long)ok;
 	}
