@@ -392,6 +392,12 @@ static int open_device(struct run_state *rs)
 
 	snprintf(rs->device, sizeof(rs->device), "none");
 	snprintf(rs->driver, sizeof(rs->driver), "none");
+	if (!rs->replay_path && !rs->cfg.fam.source) {
+		/* a landscape (tuner import): recorded measurements, no kernel to compile */
+		error("%s is a recorded landscape with nothing to compile: search it with --replay",
+		      rs->cfg.fam.name);
+		return EX_USAGE;
+	}
 	if (rs->replay_path) {
 		rc = open_replay(rs->replay_path, &rs->cfg, rs->shapes, &rs->replay, rs->device,
 		                 sizeof(rs->device));
