@@ -1,5 +1,4 @@
-/* Search strategies behind one interface (evolve, evolve1, random, exhaustive) and the elite's
- * admission. */
+/* Search strategies behind one interface (evolve, evolve1, random, exhaustive); elite admission. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
