@@ -193,8 +193,8 @@ struct search {
 static void model_free(struct model *m);
 static struct model *model_new(const struct search *s);
 static void model_observe(struct search *s, const struct variant *va, const struct member *m);
-static size_t model_propose(struct search *s, int generation, struct candidate *out, size_t n,
-                            size_t max, seen_fn seen, void *ctx);
+static size_t model_propose(struct search *s, struct candidate *out, size_t n, size_t max,
+                            seen_fn seen, void *ctx);
 
 /* Zero the slots past the family's params so that variants compare on their values only. */
 static void normalize(const struct search *s, struct variant *va)
@@ -561,7 +561,7 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 			emit(s, &out[n++], &va, ORIGIN_RANDOM, -1, -1);
 		break;
 	case STRATEGY_EVOLVE:
-		n = model_propose(s, generation, out, n, max, seen, ctx);
+		n = model_propose(s, out, n, max, seen, ctx);
 		break;
 	case STRATEGY_EVOLVE1:
 		/* exploit first: the best's unseen neighbours, up to a share of the generation */
@@ -1324,7 +1324,7 @@ static size_t design(struct search *s, struct candidate *out, size_t n, size_t m
 		double best = -1, sc;
 
 		for (i = 0; i < nc; i++) {
-			if (taken[i])
+			if (taken[i] || vset_has(&s->known, &c[i]))
 				continue;
 			sc = coverage_score(&cv, &idx[i * m->d]);
 			if (sc > best) {
@@ -1493,13 +1493,12 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	return n;
 }
 
-static size_t model_propose(struct search *s, int generation, struct candidate *out, size_t n,
-                            size_t max, seen_fn seen, void *ctx)
+static size_t model_propose(struct search *s, struct candidate *out, size_t n, size_t max,
+                            seen_fn seen, void *ctx)
 {
 	struct variant *c = NULL;
 	size_t nc = candidates(s, &c, seen, ctx), valid = 0, i;
 
-	(void)generation;
 	for (i = 0; i < s->model->nobs; i++)
 		valid += !isnan(s->model->obs[i].fit);
 	if (valid < 2 || s->model->d == 0)
