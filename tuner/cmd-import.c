@@ -55,10 +55,10 @@ static int parse_import_opts(int argc, char **argv, struct import_opts *o)
 			return -1;
 		}
 	}
+	if (optind == argc)
+		return error("no results file to import");
 	if (optind + 1 != argc)
-		return error(optind < argc ? "one results file, got %d"
-		                           : "no results file to import",
-		             argc - optind);
+		return error("one results file at a time, got %d", argc - optind);
 	if (!o->output)
 		return error("no config to write: give one with -o CONFIG.yaml");
 	return 0;
