@@ -220,9 +220,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->jobs = (int)v;
 			break;
 		case 'S':
-			if (strcmp(optarg, "evolve") && strcmp(optarg, "random") &&
-			    strcmp(optarg, "exhaustive")) {
-				error("unknown strategy '%s' (evolve, random, exhaustive)", optarg);
+			if (!search_strategy_known(optarg)) {
+				error("unknown strategy '%s' (%s)", optarg, SEARCH_STRATEGIES);
 				return -1;
 			}
 			o->strategy = optarg;
@@ -699,6 +698,12 @@ static int open_device(struct run_state *rs)
 
 	snprintf(rs->device, sizeof(rs->device), "none");
 	snprintf(rs->driver, sizeof(rs->driver), "none");
+	if (!rs->replay_path && !rs->cfg.fam.source) {
+		/* a landscape (tuner import): recorded measurements, no kernel to compile */
+		error("%s is a recorded landscape with nothing to compile: search it with --replay",
+		      rs->cfg.fam.name);
+		return EX_USAGE;
+	}
 	if (rs->replay_path) {
 		rc = open_replay(rs->replay_path, &rs->cfg, rs->shapes, &rs->replay, rs->device,
 		                 sizeof(rs->device));

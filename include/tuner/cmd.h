@@ -46,7 +46,7 @@ const struct cmd *cmd_find(const char *name);
 
 extern const struct cmd cmd_run_entry, cmd_sweep_entry, cmd_check_entry, cmd_show_entry,
     cmd_runs_entry, cmd_top_entry, cmd_export_entry, cmd_report_entry, cmd_cache_entry,
-    cmd_worker_entry, cmd_compile_entry;
+    cmd_import_entry, cmd_worker_entry, cmd_compile_entry;
 
 int cmd_run(int argc, char **argv, const struct globals *g);
 int cmd_sweep(int argc, char **argv, const struct globals *g);
@@ -57,6 +57,7 @@ int cmd_top(int argc, char **argv, const struct globals *g);
 int cmd_export(int argc, char **argv, const struct globals *g);
 int cmd_report(int argc, char **argv, const struct globals *g);
 int cmd_cache(int argc, char **argv, const struct globals *g);
+int cmd_import(int argc, char **argv, const struct globals *g);
 int cmd_worker(int argc, char **argv, const struct globals *g);
 int cmd_compile_child(int argc, char **argv, const struct globals *g);
 
