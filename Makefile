@@ -26,9 +26,9 @@ SAN_LDFLAGS  = -fsanitize=$(SANITIZE)
 endif
 
 ifeq ($(STATIC_DEPS),)
-DEP_LIBS = -lyaml -lsqlite3 -ljansson
+DEP_LIBS = -lyaml -lsqlite3 -ljansson -lz
 else
-DEP_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic
+DEP_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -lz -Wl,-Bdynamic
 endif
 LIBS = $(DEP_LIBS) -L$(CUDA)/lib64 -lnvrtc -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread -lm
 

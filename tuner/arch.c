@@ -19,6 +19,8 @@ static const struct arch_limits arch_table[] = {
     {"sm_100a", 100, 49152, 232448, 233472, 65536, 255, 1024, 148},
     {"sm_120", 120, 49152, 101376, 102400, 65536, 255, 1024, 0},
     {"sm_120a", 120, 49152, 101376, 102400, 65536, 255, 1024, 0},
+    /* no GPU architecture: a recorded landscape (tuner import), never compiled or run */
+    {"none", 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 int arch_lookup(const char *name, struct arch_limits *out)
@@ -36,7 +38,7 @@ int arch_lookup(const char *name, struct arch_limits *out)
 
 const char *arch_known_names(void)
 {
-	return "sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120, sm_120a";
+	return "sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120, sm_120a, none";
 }
 
 int arch_runs_on(const struct arch_limits *a, int cc)

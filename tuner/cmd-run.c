@@ -220,9 +220,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->jobs = (int)v;
 			break;
 		case 'S':
-			if (strcmp(optarg, "evolve") && strcmp(optarg, "random") &&
-			    strcmp(optarg, "exhaustive")) {
-				error("unknown strategy '%s' (evolve, random, exhaustive)", optarg);
+			if (!search_strategy_known(optarg)) {
+				error("unknown strategy '%s' (%s)", optarg, SEARCH_STRATEGIES);
 				return -1;
 			}
 			o->strategy = optarg;
@@ -699,6 +698,12 @@ static int open_device(struct run_state *rs)
 
 	snprintf(rs->device, sizeof(rs->device), "none");
 	snprintf(rs->driver, sizeof(rs->driver), "none");
+	if (!rs->replay_path && !rs->cfg.fam.source) {
+		/* a landscape (tuner import): recorded measurements, no kernel to compile */
+		error("%s is a recorded landscape with nothing to compile: search it with --replay",
+		      rs->cfg.fam.name);
+		return EX_USAGE;
+	}
 	if (rs->replay_path) {
 		rc = open_replay(rs->replay_path, &rs->cfg, rs->shapes, &rs->replay, rs->device,
 		                 sizeof(rs->device));
@@ -820,35 +825,63 @@ static long long parent_id(const struct member *const *pool, size_t npool, int i
 static int verify_final(struct run_state *rs, struct pipeline *p, struct search *s, int gens)
 {
 	const struct member *pool[64];
-	size_t n = search_pool(s, pool, ARRAY_SIZE(pool)), i, kept = 0, rejected = 0;
+	size_t n = search_pool(s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, rejected = 0, i;
 	long long ids[64];
 	double fit[64], t0 = now_seconds();
+	struct evaluation *evs;
+	int r = 0;
 
-	for (i = 0; i < n && kept < (size_t)rs->cfg.elite; i++) {
-		struct evaluation ev;
-		struct db_variant v;
+	/* the best K side by side, then as many more as were rejected, until K pass */
+	evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));
+	while (!r && !stop_signal && next < n && kept < (size_t)rs->cfg.elite) {
+		size_t batch = (size_t)rs->cfg.elite - kept;
 
-		memset(&ev, 0, sizeof(ev));
-		if (db_variant_get(rs->db, pool[i]->id, &v) < 0)
-			return -1;
-		snprintf(ev.hash, sizeof(ev.hash), "%s", v.hash);
-		db_variant_release(&v);
-		ev.va = pool[i]->va;
-		ev.variant_id = pool[i]->id;
-		ev.outcome = VARIANT_OK;
-		ev.ranked = ev.timed = 1;
-		if (pipeline_tools_gate(p, &ev) < 0)
-			return -1;
-		if (ev.outcome != VARIANT_OK) {
-			rejected++;
-			say(rs, "compute-sanitizer rejects %s: %s\n", ev.hash, ev.reason);
-			if (db_eval_record(rs->db, rs->run_id, ev.variant_id, gens - 1, ev.outcome,
-			                   ev.reason) < 0)
-				return -1;
-			continue;
+		if (batch > n - next)
+			batch = n - next;
+		memset(evs, 0, batch * sizeof(*evs));
+		for (i = 0; i < batch; i++) {
+			struct evaluation *ev = &evs[i];
+			struct db_variant v;
+
+			if (db_variant_get(rs->db, pool[next + i]->id, &v) < 0) {
+				r = -1;
+				break;
+			}
+			snprintf(ev->hash, sizeof(ev->hash), "%s", v.hash);
+			db_variant_release(&v);
+			ev->va = pool[next + i]->va;
+			ev->variant_id = pool[next + i]->id;
+			ev->outcome = VARIANT_OK;
+			ev->ranked = ev->timed = 1;
 		}
-		ids[kept] = pool[i]->id;
-		fit[kept++] = pool[i]->fitness;
+		if (r || pipeline_tools_gate(p, evs, batch) < 0) {
+			r = -1;
+			break;
+		}
+		for (i = 0; i < batch && !r; i++) {
+			const struct evaluation *ev = &evs[i];
+
+			if (ev->outcome != VARIANT_OK) {
+				rejected++;
+				say(rs, "compute-sanitizer rejects %s: %s\n", ev->hash, ev->reason);
+				r = db_eval_record(rs->db, rs->run_id, ev->variant_id, gens - 1,
+				                   ev->outcome, ev->reason);
+				continue;
+			}
+			ids[kept] = pool[next + i]->id;
+			fit[kept++] = pool[next + i]->fitness;
+		}
+		next += batch;
+	}
+	free(evs);
+	if (r < 0)
+		return -1;
+	if (stop_signal) {
+		say(rs,
+		    "compute-sanitizer's check of the final elite stopped by %s: --resume "
+		    "finishes it\n",
+		    signal_name(stop_signal));
+		return 0;
 	}
 	say(rs,
 	    "compute-sanitizer (memcheck, racecheck, synccheck) on the final elite: %zu "
@@ -1120,6 +1153,7 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 		rc = EX_CANTCREAT;
 		goto out;
 	}
+	p.verbose = g->verbosity > 0;
 	if (rs.replay)
 		pipeline_attach_replay(&p, rs.replay, rs.replay_path, rs.device);
 	else if (rs.nworkers &&

@@ -11,6 +11,7 @@
 #include "tuner/cmd.h"
 #include "tuner/common.h"
 #include "tuner/db.h"
+#include "tuner/evolve.h"
 #include "tuner/roots.h"
 #include "tuner/run.h"
 
@@ -37,7 +38,8 @@ const struct cmd cmd_submit_entry = {
 	"  --generations N   generations to run (default: the config's budget)\n"
 	"  --population N    candidates per generation (default: the config's budget)\n"
 	"  --seed N          RNG seed (default: the config's seed)\n"
-	"  --strategy S      evolve, random or exhaustive (default: the config's)\n"
+	"  --strategy S      " SEARCH_STRATEGIES "\n"
+	"                    (default: the config's)\n"
 	"  --replay OTHER.db answer from that recording instead of a GPU\n"
 	"  --no-gpu          compile and gate only\n"
 	"  -h, --help        print this help\n",
@@ -136,9 +138,8 @@ int cmd_submit(int argc, char **argv, const struct globals *g)
 			rq.seed_given = 1;
 			break;
 		case 'S':
-			if (strcmp(optarg, "evolve") && strcmp(optarg, "random") &&
-			    strcmp(optarg, "exhaustive")) {
-				error("unknown strategy '%s' (evolve, random, exhaustive)", optarg);
+			if (!search_strategy_known(optarg)) {
+				error("unknown strategy '%s' (%s)", optarg, SEARCH_STRATEGIES);
 				goto out;
 			}
 			rq.strategy = optarg;

@@ -804,12 +804,13 @@ enum {
 	FK_BASELINE,
 	FK_OPTIONS,
 	FK_LAUNCHES,
+	FK_LANDSCAPE,
 	FK_COUNT
 };
 
 static const char *const family_keys[FK_COUNT] = {
     "name",       "source", "kernel", "problem",  "specialize", "params",   "constraints",
-    "smem_bytes", "layout", "launch", "baseline", "options",    "launches",
+    "smem_bytes", "layout", "launch", "baseline", "options",    "launches", "landscape",
 };
 
 static int load_source(struct ysrc *s, const yaml_node_t *n, struct family *fam)
@@ -1747,6 +1748,61 @@ static void problem_src_release(struct problem_src *ps)
 }
 
 /* The sidecar in s, loaded into fam (zeroed by the caller). */
+/*
+ * ---- landscapes (issue 16): `landscape: true` declares a family that exists
+ * only as recorded measurements (`tuner import` writes such sidecars): params,
+ * constraints and a baseline, no source, kernel, launch or problem; it is
+ * never compiled, only replayed. Its problem has no dims, and its template
+ * hash is the hash of its name, which is what its recording is filed under.
+ */
+
+/* 1 when the sidecar says `landscape: true`, 0 when false or absent, -1 after an error. */
+static int landscape_parse(struct ysrc *s, yaml_node_t **v)
+{
+	static const int forbidden[] = {FK_SOURCE, FK_KERNEL, FK_PROBLEM, FK_SPECIALIZE, FK_SMEM,
+	                                FK_LAYOUT, FK_LAUNCH, FK_OPTIONS, FK_LAUNCHES};
+	static const char *const bools[] = {"false", "true"};
+	size_t i;
+	int yes;
+
+	if (!v[FK_LANDSCAPE])
+		return 0;
+	if (get_enum(s, v[FK_LANDSCAPE], "landscape", bools, 2, &yes) < 0)
+		return -1;
+	for (i = 0; yes && i < ARRAY_SIZE(forbidden); i++)
+		if (v[forbidden[i]])
+			return err_node(s, v[forbidden[i]],
+			                "'%s' has no place in a landscape (recorded measurements "
+			                "only: nothing is compiled or run)",
+			                family_keys[forbidden[i]]);
+	return yes;
+}
+
+static int landscape_load(struct ysrc *s, yaml_node_t **v, struct family *fam)
+{
+	struct expr_err ee;
+	struct hasher *h;
+
+	if (get_ident(s, v[FK_NAME], "name", &fam->name) < 0)
+		return -1;
+	fam->problem = xcalloc(1, sizeof(*fam->problem));
+	fam->problem->path = xstrdup(s->path);
+	h = hasher_new();
+	hasher_adds(h, "tuner landscape 1");
+	hasher_adds(h, fam->name);
+	hasher_final_hex(h, fam->source_hash);
+	memcpy(fam->deps_hash, fam->source_hash, sizeof(fam->deps_hash));
+	if (load_params(s, v[FK_PARAMS], fam) < 0 || load_baseline(s, v[FK_BASELINE], fam) < 0)
+		return -1;
+	if (v[FK_CONSTRAINTS] && load_constraints(s, v[FK_CONSTRAINTS], fam) < 0)
+		return -1;
+	fam->smem_bytes = expr_parse("0", &ee);
+	if (!fam->smem_bytes)
+		BUG("cannot parse the constant '0': %s", ee.msg);
+	return 0;
+}
+/* ---- end of landscapes */
+
 static int family_parse(struct ysrc *s, struct family *fam)
 {
 	static const int required[] = {FK_NAME, FK_SOURCE, FK_PROBLEM, FK_PARAMS, FK_BASELINE};
@@ -1754,7 +1810,7 @@ static int family_parse(struct ysrc *s, struct family *fam)
 	struct problem_src ps;
 	struct expr_err ee;
 	size_t i;
-	int ret = -1;
+	int ret = -1, landscape;
 
 	memset(&ps, 0, sizeof(ps));
 	if (ysrc_load(s) < 0)
@@ -1766,9 +1822,19 @@ static int family_parse(struct ysrc *s, struct family *fam)
 		               "'problem', 'params', 'launch' and 'baseline')");
 	if (map_fields(s, root, "", family_keys, FK_COUNT, v, NULL) < 0)
 		return -1;
+	landscape = landscape_parse(s, v);
+	if (landscape < 0)
+		return -1;
 	for (i = 0; i < ARRAY_SIZE(required); i++)
-		if (need(s, root, "", family_keys[required[i]], v[required[i]]) < 0)
+		if ((!landscape || required[i] == FK_NAME || required[i] == FK_PARAMS ||
+		     required[i] == FK_BASELINE) &&
+		    need(s, root, "", family_keys[required[i]], v[required[i]]) < 0)
 			return -1;
+	if (landscape) {
+		fam->path = xstrdup(s->path);
+		fam->text = xstrndup(s->text, s->len);
+		return landscape_load(s, v, fam);
+	}
 	if (v[FK_LAUNCHES] && (v[FK_KERNEL] || v[FK_LAUNCH]))
 		return err_node(s, v[FK_KERNEL] ? v[FK_KERNEL] : v[FK_LAUNCH],
 		                "'%s' and 'launches' exclude each other: one launch is 'kernel' "
@@ -1912,7 +1978,7 @@ static const char *const timing_keys[] = {"warmup",  "repeats",     "launches", 
 static const char *const compile_keys[] = {"jobs", "max_spill_bytes", "timeout"};
 static const char *const l2_names[] = {"cold", "hot"};
 static const char *const sanitize_names[] = {"never", "elite", "every"};
-static const char *const strategy_names[] = {"evolve", "random", "exhaustive"};
+static const char *const strategy_names[] = {"evolve", "evolve1", "random", "exhaustive"};
 
 static int load_correctness(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
 {

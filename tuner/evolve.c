@@ -1,4 +1,4 @@
-/* Search strategies behind one interface (evolve, random, exhaustive) and the elite's admission. */
+/* Search strategies behind one interface (evolve, evolve1, random, exhaustive); elite admission. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -33,13 +33,28 @@
 #define DEFAULT_ELITE     3
 #define DEFAULT_MARGIN    0.03
 
-enum strategy { STRATEGY_EVOLVE, STRATEGY_RANDOM, STRATEGY_EXHAUSTIVE };
+/*
+ * evolve: the surrogate-guided search (below); evolve1: the evolution it
+ * replaced, kept so that the two can be compared on the same landscapes.
+ */
+enum strategy { STRATEGY_EVOLVE, STRATEGY_EVOLVE1, STRATEGY_RANDOM, STRATEGY_EXHAUSTIVE };
 
 static const char *const strategy_names[] = {
     [STRATEGY_EVOLVE] = "evolve",
+    [STRATEGY_EVOLVE1] = "evolve1",
     [STRATEGY_RANDOM] = "random",
     [STRATEGY_EXHAUSTIVE] = "exhaustive",
 };
+
+int search_strategy_known(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(strategy_names); i++)
+		if (!strcmp(name, strategy_names[i]))
+			return 1;
+	return 0;
+}
 
 static const char *const origin_names[] = {
     [ORIGIN_BASELINE] = "baseline",   [ORIGIN_RANDOM] = "random", [ORIGIN_MUTATION] = "mutation",
@@ -172,7 +187,14 @@ struct search {
 	unsigned long long cursor; /* exhaustive: the next space_point index */
 	int random_dry;            /* a full scan found nothing new and valid */
 	char why[256];
+	struct model *model; /* evolve: observations, candidates, surrogate */
 };
+
+static void model_free(struct model *m);
+static struct model *model_new(const struct search *s);
+static void model_observe(struct search *s, const struct variant *va, const struct member *m);
+static size_t model_propose(struct search *s, struct candidate *out, size_t n, size_t max,
+                            seen_fn seen, void *ctx);
 
 /* Zero the slots past the family's params so that variants compare on their values only. */
 static void normalize(const struct search *s, struct variant *va)
@@ -195,7 +217,7 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 		if (!strcmp(strategy, strategy_names[i]))
 			which = (int)i;
 	if (which < 0) {
-		error("unknown strategy '%s' (evolve, random, exhaustive)", strategy);
+		error("unknown strategy '%s' (%s)", strategy, SEARCH_STRATEGIES);
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
@@ -215,6 +237,8 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 	space_baseline(s->fam, &s->baseline_va);
 	normalize(s, &s->baseline_va);
 	s->size = space_size(s->fam);
+	if (s->strategy == STRATEGY_EVOLVE)
+		s->model = model_new(s);
 	return s;
 }
 
@@ -222,6 +246,7 @@ void search_free(struct search *s)
 {
 	if (!s)
 		return;
+	model_free(s->model);
 	vset_release(&s->known);
 	free(s->elite);
 	free(s->ptrs);
@@ -536,6 +561,9 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 			emit(s, &out[n++], &va, ORIGIN_RANDOM, -1, -1);
 		break;
 	case STRATEGY_EVOLVE:
+		n = model_propose(s, out, n, max, seen, ctx);
+		break;
+	case STRATEGY_EVOLVE1:
 		/* exploit first: the best's unseen neighbours, up to a share of the generation */
 		while (generation > 0 && s->npool && n + NEIGHBOUR_RESERVE < max &&
 		       best_neighbour(s, &out[n], seen, ctx))
@@ -722,6 +750,8 @@ int search_observe(struct search *s, const struct variant *va, const struct memb
 
 	normalize(s, &v);
 	vset_add(&s->known, &v);
+	if (s->model)
+		model_observe(s, &v, m);
 	if (variant_same(&v, &s->baseline_va))
 		s->baseline_done = 1;
 	if (!m) {
@@ -788,4 +818,714 @@ double search_race_bar(const struct search *s)
 	if (pool[np - 1]->fitness < bar)
 		bar = pool[np - 1]->fitness;
 	return bar > 0 ? bar : 0;
+}
+
+/* -------------------------------------------------- evolve: the surrogate */
+
+/* Spaces up to this many points are enumerated once: every valid point is a candidate. */
+#define ENUM_LIMIT (1ULL << 18)
+/* Otherwise the candidates of a proposal are this many random valid points. */
+#define SAMPLE_CANDIDATES 4096
+/* The model learns from at most this many observations: the best half and the latest. */
+#define MODEL_MAX_OBS 160
+/* Its length scales are fitted on the first this many of those. */
+#define HYPER_MAX_OBS 96
+/* Pair tables up to this many cells are kept by the design; bigger pairs count singly only. */
+#define PAIR_CELLS 4096
+/* The incumbent's neighbourhood: points within this many domain steps of it. */
+#define RADIUS 3
+/* After this many batches in a row without a better point, the neighbourhood is left. */
+#define STUCK 2
+
+struct obs {
+	struct variant va;
+	double fit; /* NAN: rejected by a gate */
+};
+
+struct model {
+	size_t d; /* encoded dimensions: params with more than one value */
+	size_t dim_param[TUNER_MAX_PARAMS]; /* the param of each dimension */
+	size_t nv[TUNER_MAX_PARAMS];        /* its number of values */
+	struct obs *obs;
+	size_t nobs, obs_alloc;
+	struct variant *pending; /* proposed, not observed yet */
+	size_t npending, pending_alloc;
+	struct variant *valid; /* every valid point, when the space is small enough */
+	size_t nvalid;
+	int enumerated;
+	/* the Gaussian process: n points (domain indices), their values, its factor */
+	size_t n, cap;
+	int *X;
+	double *y, *L, *alpha, *kbuf;
+	double ls[TUNER_MAX_PARAMS]; /* length scale per dimension, in units of the whole domain */
+	double *tab[TUNER_MAX_PARAMS]; /* similarity of two values of a dimension at that scale */
+	double w1;                     /* the weight of single effects; pairs get 1 - W0 - w1 */
+};
+
+#define W0   0.1  /* the weight of the constant */
+#define LS0  0.3  /* where the fit of a length scale starts */
+#define W1_0 0.45 /* where the fit of the single effects' weight starts */
+#define SN2  1e-2 /* observation noise, in units of the standardised log fitness */
+
+static void model_free(struct model *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	free(m->obs);
+	free(m->pending);
+	free(m->valid);
+	free(m->X);
+	free(m->y);
+	free(m->L);
+	free(m->alpha);
+	free(m->kbuf);
+	for (i = 0; i < m->d; i++)
+		free(m->tab[i]);
+	free(m);
+}
+
+static void set_scale(struct model *m, size_t i, double ls)
+{
+	size_t a, b, n = m->nv[i];
+
+	m->ls[i] = ls;
+	for (a = 0; a < n; a++)
+		for (b = 0; b < n; b++) {
+			double t = ((double)a - (double)b) / (double)(n - 1) / ls;
+
+			m->tab[i][a * n + b] = exp(-0.5 * t * t);
+		}
+}
+
+static struct model *model_new(const struct search *s)
+{
+	struct model *m = xcalloc(1, sizeof(*m));
+	size_t i;
+
+	for (i = 0; i < s->fam->nparams; i++)
+		if (s->fam->params[i].nvalues > 1) {
+			m->nv[m->d] = s->fam->params[i].nvalues;
+			m->dim_param[m->d++] = i;
+		}
+	for (i = 0; i < m->d; i++)
+		m->tab[i] = xcalloc(m->nv[i] * m->nv[i], sizeof(double));
+	return m;
+}
+
+static void pending_drop(struct model *m, const struct variant *va)
+{
+	size_t i;
+
+	for (i = 0; i < m->npending; i++)
+		if (variant_same(&m->pending[i], va)) {
+			m->pending[i] = m->pending[--m->npending];
+			return;
+		}
+}
+
+static void model_observe(struct search *s, const struct variant *va, const struct member *mb)
+{
+	struct model *m = s->model;
+	struct obs *o;
+
+	pending_drop(m, va);
+	ALLOC_GROW(m->obs, m->nobs + 1, m->obs_alloc);
+	o = &m->obs[m->nobs++];
+	o->va = *va;
+	o->fit = mb && isfinite(mb->fitness) && mb->fitness > 0 ? mb->fitness : NAN;
+}
+
+/* Propose va: emitted, and pending in the model until observed. */
+static void model_emit(struct search *s, struct candidate *c, const struct variant *va,
+                       enum origin o)
+{
+	struct model *m = s->model;
+
+	emit(s, c, va, o, -1, -1);
+	ALLOC_GROW(m->pending, m->npending + 1, m->pending_alloc);
+	m->pending[m->npending++] = *va;
+}
+
+/* The domain position of each encoded param (0 for a value outside the domain). */
+static void encode(const struct search *s, const struct variant *va, int *x)
+{
+	const struct model *m = s->model;
+	size_t i;
+
+	for (i = 0; i < m->d; i++) {
+		long long idx =
+		    domain_index(&s->fam->params[m->dim_param[i]], va->v[m->dim_param[i]]);
+
+		x[i] = idx < 0 ? 0 : (int)idx;
+	}
+}
+
+/*
+ * The kernel: a constant, each param's own effect and every pair's joint
+ * effect (an additive kernel of orders 1 and 2: Duvenaud et al. 2011). The
+ * similarity of two values of a param falls with their distance in the
+ * domain; a short length scale treats them as unrelated categories.
+ */
+static double kernel(const struct model *m, const int *a, const int *b)
+{
+	double s1 = 0, s2 = 0, k;
+	size_t i, d = m->d;
+
+	for (i = 0; i < d; i++) {
+		k = m->tab[i][(size_t)a[i] * m->nv[i] + (size_t)b[i]];
+		s1 += k;
+		s2 += k * k;
+	}
+	if (d < 2)
+		return W0 + (1 - W0) * s1;
+	return W0 + m->w1 * s1 / (double)d +
+	       (1 - W0 - m->w1) * (s1 * s1 - s2) / (double)(d * (d - 1));
+}
+
+/* Solve L z = b in place (forward), then L^T x = z (backward) when both. */
+static void tri_solve(const double *L, size_t ld, size_t n, double *b, int both)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		double v = b[i];
+
+		for (k = 0; k < i; k++)
+			v -= L[i * ld + k] * b[k];
+		b[i] = v / L[i * ld + i];
+	}
+	if (!both)
+		return;
+	for (i = n; i-- > 0;) {
+		double v = b[i];
+
+		for (k = i + 1; k < n; k++)
+			v -= L[k * ld + i] * b[k];
+		b[i] = v / L[i * ld + i];
+	}
+}
+
+/* Row i of the Cholesky factor, rows before it done; 0, or -1 when not positive definite. */
+static int factor_row(struct model *m, size_t i)
+{
+	double *L = m->L, v;
+	size_t j, k, ld = m->cap;
+
+	for (j = 0; j <= i; j++) {
+		v = kernel(m, &m->X[i * m->d], &m->X[j * m->d]) + (i == j ? SN2 : 0);
+		for (k = 0; k < j; k++)
+			v -= L[i * ld + k] * L[j * ld + k];
+		if (i == j) {
+			if (!(v > 0))
+				return -1;
+			L[i * ld + i] = sqrt(v);
+		} else {
+			L[i * ld + j] = v / L[j * ld + j];
+		}
+	}
+	return 0;
+}
+
+/* Factor the first n points and solve for alpha; the log marginal likelihood, or -INFINITY. */
+static double gp_fit(struct model *m, size_t n)
+{
+	double lml = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (factor_row(m, i) < 0)
+			return -INFINITY;
+	memcpy(m->alpha, m->y, n * sizeof(*m->y));
+	tri_solve(m->L, m->cap, n, m->alpha, 1);
+	for (i = 0; i < n; i++)
+		lml -= 0.5 * m->y[i] * m->alpha[i] + log(m->L[i * m->cap + i]);
+	return lml;
+}
+
+/* The posterior mean at x; leaves k(x, X) in m->kbuf for gp_var(). */
+static double gp_mean(struct model *m, const int *x)
+{
+	double mu = 0;
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		m->kbuf[i] = kernel(m, x, &m->X[i * m->d]);
+		mu += m->kbuf[i] * m->alpha[i];
+	}
+	return mu;
+}
+
+/* The posterior variance at the x of the last gp_mean() call. */
+static double gp_var(struct model *m, const int *x)
+{
+	double v = 0;
+	size_t i;
+
+	tri_solve(m->L, m->cap, m->n, m->kbuf, 0);
+	for (i = 0; i < m->n; i++)
+		v += m->kbuf[i] * m->kbuf[i];
+	v = kernel(m, x, x) - v;
+	return v < 1e-12 ? 1e-12 : v;
+}
+
+static void gp_reserve(struct model *m, size_t n)
+{
+	double *L;
+	size_t i, old = m->cap;
+
+	if (n <= m->cap)
+		return;
+	m->cap = n + 32;
+	m->X = xrealloc(m->X, m->cap * TUNER_MAX_PARAMS * sizeof(*m->X));
+	m->y = xrealloc(m->y, m->cap * sizeof(*m->y));
+	m->alpha = xrealloc(m->alpha, m->cap * sizeof(*m->alpha));
+	m->kbuf = xrealloc(m->kbuf, m->cap * sizeof(*m->kbuf));
+	/* the factor's rows keep their stride: copy them over */
+	L = xcalloc(m->cap * m->cap, sizeof(*L));
+	for (i = 0; i < old && m->L; i++)
+		memcpy(&L[i * m->cap], &m->L[i * old], old * sizeof(*L));
+	free(m->L);
+	m->L = L;
+}
+
+/*
+ * Add x with value y to the model: one more row of the factor, and alpha
+ * again. With y the posterior mean at x (a point of this batch, believed at
+ * its prediction) the mean stays where it was and only the variance shrinks
+ * around x, so the next pick looks elsewhere.
+ */
+static int believe(struct model *m, const int *x, double y)
+{
+	gp_reserve(m, m->n + 1);
+	memcpy(&m->X[m->n * m->d], x, m->d * sizeof(*x));
+	m->y[m->n] = y;
+	if (factor_row(m, m->n) < 0)
+		return -1;
+	m->n++;
+	memcpy(m->alpha, m->y, m->n * sizeof(*m->y));
+	tri_solve(m->L, m->cap, m->n, m->alpha, 1);
+	return 0;
+}
+
+static int obs_by_fit(const void *a, const void *b)
+{
+	const struct obs *x = *(const struct obs *const *)a, *y = *(const struct obs *const *)b;
+	double fx = isnan(x->fit) ? -INFINITY : x->fit, fy = isnan(y->fit) ? -INFINITY : y->fit;
+
+	if (fx != fy)
+		return fx > fy ? -1 : 1;
+	return variant_cmp(&x->va, &y->va);
+}
+
+/*
+ * The training set, best first: log fitness, standardised; a rejected point
+ * gets the worst value seen, so the model steers away from where gates
+ * reject. At most MODEL_MAX_OBS: the best half of them and the latest.
+ * Returns the best standardised value.
+ */
+static double gp_data(struct search *s)
+{
+	struct model *m = s->model;
+	const struct obs **use = xcalloc(m->nobs + 1, sizeof(*use));
+	unsigned char *in = xcalloc(m->nobs + 1, 1);
+	size_t i, n = 0;
+	double lo = INFINITY, mean = 0, var = 0, sd, best = -INFINITY;
+
+	for (i = 0; i < m->nobs; i++) {
+		use[i] = &m->obs[i];
+		if (!isnan(m->obs[i].fit) && log(m->obs[i].fit) < lo)
+			lo = log(m->obs[i].fit);
+	}
+	qsort(use, m->nobs, sizeof(*use), obs_by_fit);
+	n = m->nobs < MODEL_MAX_OBS / 2 ? m->nobs : MODEL_MAX_OBS / 2;
+	for (i = 0; i < n; i++)
+		in[use[i] - m->obs] = 1;
+	for (i = m->nobs; i-- > 0 && n < MODEL_MAX_OBS;)
+		if (!in[i])
+			use[n++] = &m->obs[i];
+	gp_reserve(m, n + 1);
+	m->n = n;
+	for (i = 0; i < n; i++) {
+		encode(s, &use[i]->va, &m->X[i * m->d]);
+		m->y[i] = isnan(use[i]->fit) ? lo : log(use[i]->fit);
+		mean += m->y[i];
+	}
+	mean /= (double)n;
+	for (i = 0; i < n; i++)
+		var += (m->y[i] - mean) * (m->y[i] - mean);
+	sd = n > 1 && var > 0 ? sqrt(var / (double)(n - 1)) : 1;
+	for (i = 0; i < n; i++) {
+		m->y[i] = (m->y[i] - mean) / sd;
+		best = fmax(best, m->y[i]);
+	}
+	free(use);
+	free(in);
+	return best;
+}
+
+/*
+ * The length scales and the weight of single effects against pairs: a
+ * coordinate search of the marginal likelihood on the first HYPER_MAX_OBS
+ * points, from the last fit's values; then the whole set is factored.
+ */
+static void gp_hyper(struct model *m)
+{
+	static const double grid[] = {0.05, 0.15, 0.3, 0.6, 1.2};
+	static const double wgrid[] = {0.2, 0.45, 0.7, 0.85};
+	size_t n = m->n < HYPER_MAX_OBS ? m->n : HYPER_MAX_OBS, i, g;
+	double best, lml, keep;
+
+	/* from the same start each time: the fit depends on the observations only (resume) */
+	for (i = 0; i < m->d; i++)
+		set_scale(m, i, LS0);
+	m->w1 = W1_0;
+	best = gp_fit(m, n);
+	for (i = 0; i <= m->d; i++) {
+		size_t ng = i < m->d ? ARRAY_SIZE(grid) : ARRAY_SIZE(wgrid);
+
+		keep = i < m->d ? m->ls[i] : m->w1;
+		for (g = 0; g < ng; g++) {
+			double v = i < m->d ? grid[g] : wgrid[g];
+
+			if (v == keep)
+				continue;
+			if (i < m->d)
+				set_scale(m, i, v);
+			else
+				m->w1 = v;
+			lml = gp_fit(m, n);
+			if (lml > best) {
+				best = lml;
+				keep = v;
+			}
+		}
+		if (i < m->d)
+			set_scale(m, i, keep);
+		else
+			m->w1 = keep;
+	}
+	if (gp_fit(m, m->n) == -INFINITY)
+		BUG("the surrogate's kernel matrix is not positive definite");
+}
+
+static double expected_improvement(double mu, double var, double best)
+{
+	double sd = sqrt(var), gain = mu - best - 0.01, z = gain / sd;
+
+	return gain * 0.5 * erfc(-z / sqrt(2)) + sd * exp(-0.5 * z * z) / sqrt(2 * M_PI);
+}
+
+/* Every valid point of a small space, once. */
+static void enumerate_valid(struct search *s)
+{
+	struct model *m = s->model;
+	unsigned long long i;
+	size_t alloc = 0;
+
+	m->enumerated = 1;
+	if (s->size > ENUM_LIMIT)
+		return;
+	for (i = 0; i < s->size; i++) {
+		struct variant va;
+
+		space_point(s->fam, i, &va);
+		normalize(s, &va);
+		if (!satisfies_constraints(s, &va))
+			continue;
+		ALLOC_GROW(m->valid, m->nvalid + 1, alloc);
+		m->valid[m->nvalid++] = va;
+	}
+}
+
+/* The candidates of this proposal: unseen valid points (all, or a sample of a big space). */
+static size_t candidates(struct search *s, struct variant **out, seen_fn seen, void *ctx)
+{
+	struct model *m = s->model;
+	struct variant *c;
+	size_t n = 0, i;
+
+	if (!m->enumerated)
+		enumerate_valid(s);
+	if (m->nvalid) {
+		c = xcalloc(m->nvalid, sizeof(*c));
+		for (i = 0; i < m->nvalid; i++)
+			if (is_new(s, &m->valid[i], seen, ctx))
+				c[n++] = m->valid[i];
+	} else {
+		struct vset drawn = {NULL, NULL, 0, 0};
+
+		c = xcalloc(SAMPLE_CANDIDATES, sizeof(*c));
+		for (i = 0; i < 4 * SAMPLE_CANDIDATES && n < SAMPLE_CANDIDATES; i++) {
+			if (!random_new(s, &c[n], seen, ctx))
+				break;
+			n += vset_add(&drawn, &c[n]);
+		}
+		vset_release(&drawn);
+	}
+	*out = c;
+	return n;
+}
+
+/* How often each value, and each pair of values, was seen: what the design covers next. */
+struct coverage {
+	size_t d, n[TUNER_MAX_PARAMS];
+	unsigned *single[TUNER_MAX_PARAMS];
+	unsigned *pair[TUNER_MAX_PARAMS][TUNER_MAX_PARAMS];
+};
+
+static void coverage_add(struct coverage *cv, const int *idx)
+{
+	size_t i, j;
+
+	for (i = 0; i < cv->d; i++) {
+		cv->single[i][idx[i]]++;
+		for (j = i + 1; j < cv->d; j++)
+			if (cv->pair[i][j])
+				cv->pair[i][j][(size_t)idx[i] * cv->n[j] + (size_t)idx[j]]++;
+	}
+}
+
+/* Rarer values score higher; a value never seen outweighs any number of pairs. */
+static double coverage_score(const struct coverage *cv, const int *idx)
+{
+	double sc = 0;
+	size_t i, j;
+
+	for (i = 0; i < cv->d; i++) {
+		sc += 100.0 / (1 + cv->single[i][idx[i]]);
+		for (j = i + 1; j < cv->d; j++)
+			if (cv->pair[i][j])
+				sc += 1.0 /
+				      (1 +
+				       cv->pair[i][j][(size_t)idx[i] * cv->n[j] + (size_t)idx[j]]);
+	}
+	return sc;
+}
+
+/*
+ * The first design: each pick the candidate whose values, and pairs of
+ * values, have been seen least (observed, pending or chosen), ties at random:
+ * every value of every param early, and its pairs spread, which is what a
+ * model of single and paired effects needs first.
+ */
+static size_t design(struct search *s, struct candidate *out, size_t n, size_t max,
+                     const struct variant *c, size_t nc)
+{
+	struct model *m = s->model;
+	struct coverage cv;
+	int *idx = xcalloc(nc * m->d + 1, sizeof(*idx)), one[TUNER_MAX_PARAMS];
+	unsigned char *taken = xcalloc(nc + 1, 1);
+	size_t i, j;
+
+	memset(&cv, 0, sizeof(cv));
+	cv.d = m->d;
+	for (i = 0; i < m->d; i++) {
+		cv.n[i] = m->nv[i];
+		cv.single[i] = xcalloc(cv.n[i], sizeof(unsigned));
+	}
+	for (i = 0; i < m->d; i++)
+		for (j = i + 1; j < m->d; j++)
+			if (cv.n[i] * cv.n[j] <= PAIR_CELLS)
+				cv.pair[i][j] = xcalloc(cv.n[i] * cv.n[j], sizeof(unsigned));
+	for (i = 0; i < m->nobs + m->npending + n; i++) {
+		if (i < m->nobs)
+			encode(s, &m->obs[i].va, one);
+		else if (i < m->nobs + m->npending)
+			encode(s, &m->pending[i - m->nobs], one);
+		else
+			encode(s, &out[i - m->nobs - m->npending].va, one);
+		coverage_add(&cv, one);
+	}
+	for (i = 0; i < nc; i++)
+		encode(s, &c[i], &idx[i * m->d]);
+	while (n < max) {
+		size_t pick = nc, ties = 0;
+		double best = -1, sc;
+
+		for (i = 0; i < nc; i++) {
+			if (taken[i] || vset_has(&s->known, &c[i]))
+				continue;
+			sc = coverage_score(&cv, &idx[i * m->d]);
+			if (sc > best) {
+				best = sc;
+				pick = i;
+				ties = 1;
+			} else if (sc == best && rng_below(&s->rng, ++ties) == 0) {
+				pick = i;
+			}
+		}
+		if (pick == nc)
+			break;
+		taken[pick] = 1;
+		coverage_add(&cv, &idx[pick * m->d]);
+		model_emit(s, &out[n++], &c[pick], ORIGIN_RANDOM);
+	}
+	for (i = 0; i < m->d; i++) {
+		free(cv.single[i]);
+		for (j = i + 1; j < m->d; j++)
+			free(cv.pair[i][j]);
+	}
+	free(idx);
+	free(taken);
+	return n;
+}
+
+struct scored {
+	size_t idx;
+	double v;
+};
+
+static int by_value(const void *a, const void *b)
+{
+	const struct scored *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Steps between two points: the sum over params of how far apart their domain positions are. */
+static int steps(const struct model *m, const int *a, const int *b)
+{
+	int d = 0;
+	size_t i;
+
+	for (i = 0; i < m->d; i++)
+		d += abs(a[i] - b[i]);
+	return d;
+}
+
+/*
+ * The candidate of highest expected improvement among those not taken. The
+ * variance is the costly part: var[] holds each candidate's from earlier in
+ * the batch, which only shrinks as points are believed, so its improvement
+ * bounds the present one and only candidates whose bound still wins are
+ * computed again.
+ */
+static size_t best_ei(struct model *m, const int *x, const double *mu, double *var,
+                      struct scored *order, size_t nc, const unsigned char *taken, double best)
+{
+	size_t i, k, pick = nc;
+	double top = -1, ei;
+
+	for (i = 0; i < nc; i++) {
+		order[i].idx = i;
+		order[i].v = taken[i] ? -1 : expected_improvement(mu[i], var[i], best);
+	}
+	qsort(order, nc, sizeof(*order), by_value);
+	for (i = 0; i < nc && order[i].v > top; i++) {
+		k = order[i].idx;
+		gp_mean(m, &x[k * m->d]);
+		var[k] = gp_var(m, &x[k * m->d]);
+		ei = expected_improvement(mu[k], var[k], best);
+		if (ei > top) {
+			top = ei;
+			pick = k;
+		}
+	}
+	return pick;
+}
+
+/* The best fitness observed and where (-1 when nothing has been timed). */
+static double incumbent(const struct model *m, size_t *at)
+{
+	double best = -1;
+	size_t i;
+
+	for (i = 0; i < m->nobs; i++)
+		if (!isnan(m->obs[i].fit) && m->obs[i].fit > best) {
+			best = m->obs[i].fit;
+			*at = i;
+		}
+	return best;
+}
+
+/*
+ * A batch from the surrogate. While the last batches improved on the best
+ * point seen (the incumbent), its neighbourhood first: the unseen points
+ * within RADIUS domain steps, nearest first and, at the same distance, the
+ * most promising first (the model ranks them; it does not rule any out, so a
+ * move it wrongly thinks bad is still tried while the neighbourhood lasts).
+ * Then, and after STUCK batches without improvement, by expected improvement
+ * anywhere in the space. Every pick is believed at its predicted value
+ * before the next, and so are points still pending from earlier proposals,
+ * so that a batch, or proposals made while results are still out, spread
+ * instead of piling onto one peak.
+ */
+static size_t model_batch(struct search *s, struct candidate *out, size_t n, size_t max,
+                          const struct variant *c, size_t nc)
+{
+	struct model *m = s->model;
+	struct scored *order = xcalloc(nc + 1, sizeof(*order));
+	int *x = xcalloc(nc * m->d + 1, sizeof(*x)), inc[TUNER_MAX_PARAMS], one[TUNER_MAX_PARAMS];
+	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
+	unsigned char *taken = xcalloc(nc + 1, 1);
+	size_t i, pick, nloc = 0, at = 0;
+	int stuck;
+
+	/* stuck: nothing better in the last STUCK batches' worth of results */
+	incumbent(m, &at);
+	stuck = m->nobs - at - 1 >= STUCK * (max - n);
+	encode(s, &m->obs[at].va, inc);
+	best = gp_data(s);
+	gp_hyper(m);
+	for (i = 0; i < m->npending; i++) {
+		encode(s, &m->pending[i], one);
+		if (believe(m, one, gp_mean(m, one)) < 0)
+			break;
+	}
+	for (i = 0; i < nc; i++) {
+		int d;
+
+		encode(s, &c[i], &x[i * m->d]);
+		mu[i] = gp_mean(m, &x[i * m->d]);
+		var[i] = gp_var(m, &x[i * m->d]);
+		d = steps(m, &x[i * m->d], inc);
+		if (!stuck && d <= RADIUS) {
+			/* nearest first; the standardised mean never spans 100 */
+			order[nloc].idx = i;
+			order[nloc++].v = mu[i] - 100.0 * d;
+		}
+	}
+	qsort(order, nloc, sizeof(*order), by_value);
+	for (i = 0; i < nloc && n < max; i++) {
+		pick = order[i].idx;
+		taken[pick] = 1;
+		model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
+		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
+			break;
+	}
+	while (n < max) {
+		pick = best_ei(m, x, mu, var, order, nc, taken, best);
+		if (pick == nc)
+			break;
+		taken[pick] = 1;
+		model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
+		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
+			break;
+	}
+	free(order);
+	free(taken);
+	free(x);
+	free(mu);
+	free(var);
+	return n;
+}
+
+static size_t model_propose(struct search *s, struct candidate *out, size_t n, size_t max,
+                            seen_fn seen, void *ctx)
+{
+	struct variant *c = NULL;
+	size_t nc = candidates(s, &c, seen, ctx), valid = 0, i;
+
+	for (i = 0; i < s->model->nobs; i++)
+		valid += !isnan(s->model->obs[i].fit);
+	if (valid < 2 || s->model->d == 0)
+		n = design(s, out, n, max, c, nc);
+	else
+		n = model_batch(s, out, n, max, c, nc);
+	free(c);
+	return n;
 }

@@ -386,6 +386,67 @@ size_t job_derive_ragged(const struct config *cfg, struct shape *derived, size_t
 	return n;
 }
 
+/* The shape's cost: the problem's flops, else its bytes, else its elements (the dims' product). */
+static double shape_cost(const struct problem *pb, const long long *dims)
+{
+	struct expr_var vars[PROBLEM_MAX_DIMS];
+	struct expr_scope sc = {vars, pb->ndims, NULL};
+	const struct expr *e = pb->flops ? pb->flops : pb->bytes;
+	double v = 1;
+	size_t i;
+
+	for (i = 0; i < pb->ndims; i++) {
+		vars[i].name = pb->dims[i];
+		vars[i].value = dims[i];
+	}
+	if (e && expr_eval_number(e, &sc, &v, NULL, NULL, NULL) == 0)
+		return v;
+	for (i = 0, v = 1; i < pb->ndims; i++)
+		v *= (double)dims[i];
+	return v;
+}
+
+double job_shape_cost(const struct config *cfg, const struct shape *sh)
+{
+	return shape_cost(cfg->fam.problem, sh->dims);
+}
+
+int job_shrink_shape(const struct config *cfg, const struct shape *sh, double budget,
+                     struct shape *out)
+{
+	const struct problem *pb = cfg->fam.problem;
+	long long dims[TUNER_MAX_DIMS];
+	size_t d;
+	int round, shrunk = 0;
+
+	memcpy(dims, sh->dims, sizeof(dims));
+	for (round = 0; round < 64 && shape_cost(pb, dims) > budget; round++) {
+		int any = 0;
+
+		for (d = 0; d < pb->ndims; d++) {
+			long long was = dims[d];
+
+			if (was <= 1 || specialised(&cfg->fam, pb->dims[d]))
+				continue;
+			dims[d] = (was + 1) / 2;
+			if (legal(pb, dims))
+				any = 1;
+			else
+				dims[d] = was;
+		}
+		if (!any)
+			break;
+		shrunk = 1;
+	}
+	if (!shrunk)
+		return 1;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->dims, dims, sizeof(out->dims));
+	out->name = xasprintf("%.24s~small", sh->name);
+	out->line = sh->line;
+	return 0;
+}
+
 void job_shapes_release(struct shape *shapes, size_t n)
 {
 	size_t i;

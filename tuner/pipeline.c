@@ -35,6 +35,52 @@ static char *join_options(char **opts, size_t n)
 	return sb_detach(&sb);
 }
 
+static void tools_add(struct pipeline *p, const struct shape *sh, size_t sp)
+{
+	const struct problem *pb = p->cfg->fam.problem;
+	size_t i;
+
+	for (i = 0; i < p->ntools; i++)
+		if (!memcmp(p->tools_shape[i]->dims, sh->dims, pb->ndims * sizeof(sh->dims[0])))
+			return;
+	p->tools_shape[p->ntools] = sh;
+	p->tools_spec[p->ntools++] = sp;
+}
+
+/* The shapes compute-sanitizer's gate runs on (pipeline.h). */
+static void tools_shapes(struct pipeline *p)
+{
+	const struct config *cfg = p->cfg;
+	size_t sp, s;
+
+	for (sp = 0; sp < p->nspecs; sp++) {
+		const struct shape *lo = NULL, *hi = NULL;
+		double clo = 0, chi = 0;
+
+		for (s = 0; s < cfg->nshapes; s++) {
+			double c = job_shape_cost(cfg, &cfg->shapes[s]);
+
+			if (p->shape_spec[s] != sp)
+				continue;
+			if (!lo || c < clo)
+				lo = &cfg->shapes[s], clo = c;
+			if (!hi || c > chi)
+				hi = &cfg->shapes[s], chi = c;
+		}
+		if (!hi)
+			continue;
+		if (chi <= PIPELINE_TOOLS_BUDGET) {
+			tools_add(p, hi, sp);
+		} else if (job_shrink_shape(cfg, hi, PIPELINE_TOOLS_BUDGET,
+		                            &p->tools_derived[p->ntools_derived]) == 0) {
+			tools_add(p, &p->tools_derived[p->ntools_derived++], sp);
+		}
+		if (clo <= PIPELINE_TOOLS_BUDGET || !p->ntools ||
+		    p->tools_spec[p->ntools - 1] != sp)
+			tools_add(p, lo, sp);
+	}
+}
+
 int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, long long run_id,
                   const char *cache_dir, int jobs)
 {
@@ -67,6 +113,7 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
 	}
 	for (i = 0; i < p->nshapes; i++)
 		job_shape_dims(cfg, p->shape[i], p->shape_dims[i], sizeof(p->shape_dims[i]));
+	tools_shapes(p);
 	pipeline_race_set(p, 0);
 	return 0;
 }
@@ -84,6 +131,7 @@ void pipeline_release(struct pipeline *p)
 	free(p->ref_cubin);
 	free(p->support_cubin);
 	job_shapes_release(p->derived, p->nderived);
+	job_shapes_release(p->tools_derived, p->ntools_derived);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -559,15 +607,21 @@ static void job_init(struct pipeline *p, struct worker_job *job)
 }
 
 /* Add shape s to a job: 0, or -1 with why (the variant cannot be launched there). */
-static int job_add(const struct pipeline *p, const struct variant *va, struct worker_job *job,
-                   size_t s, char *why, size_t whylen)
+static int job_add_shape(const struct pipeline *p, const struct variant *va, struct worker_job *job,
+                         const struct shape *sh, int check_only, char *why, size_t whylen)
 {
 	struct worker_shape_job *ws = worker_job_shape(job);
 
-	if (job_resolve_shape(p->cfg, va, p->shape[s], ws, why, whylen) < 0)
+	if (job_resolve_shape(p->cfg, va, sh, ws, why, whylen) < 0)
 		return -1;
-	ws->check_only = s >= p->cfg->nshapes;
+	ws->check_only = check_only;
 	return 0;
+}
+
+static int job_add(const struct pipeline *p, const struct variant *va, struct worker_job *job,
+                   size_t s, char *why, size_t whylen)
+{
+	return job_add_shape(p, va, job, p->shape[s], s >= p->cfg->nshapes, why, whylen);
 }
 
 /* ------------------------------------------------------------- GPU tasks */
@@ -602,10 +656,11 @@ struct gpu_task {
 	int sanitized;
 	int sanitize_only; /* the dynamic alignment gate alone (an elite newcomer) */
 	int sanitize_passed;
-	int tools_only;   /* compute-sanitizer's gate alone */
-	int tools_absent; /* there is no compute-sanitizer: the gate did not run */
-	double busy;      /* seconds in worker_eval */
-	double busy_time; /* of which timing */
+	int tools_only;             /* compute-sanitizer's gate alone */
+	int tools_absent;           /* there is no compute-sanitizer: the gate did not run */
+	char tools_unfinished[400]; /* a tool that did not finish (and found nothing): why */
+	double busy;                /* seconds in worker_eval */
+	double busy_time;           /* of which timing */
 };
 
 static void task_release(struct gpu_task *t)
@@ -754,59 +809,6 @@ static const struct {
     {"synccheck", REJECT_RACE},         /* barriers misused */
 };
 
-/*
- * compute-sanitizer's memcheck, racecheck and synccheck on t's plain builds,
- * each specialisation's cheapest suite shape checked once in a one-off worker
- * on the GPU device: 0 clean (t->tools_absent when there is no
- * compute-sanitizer), 1 rejected, -1 error (t->msg).
- */
-static int task_tools(const struct pipeline *p, struct gpu_task *t, int device)
-{
-	char path[4096], report[400], why[400];
-	struct worker_job job;
-	size_t sp, k, s, i;
-	int r = 0;
-
-	if (worker_tool_path(path, sizeof(path)) < 0) {
-		t->tools_absent = 1;
-		return 0;
-	}
-	for (sp = 0; sp < p->nspecs && !r; sp++) {
-		job_init((struct pipeline *)p, &job);
-		job.time_it = 0;
-		job.check_seeds = 1;
-		job.timeout_s = p->cfg->timeout_s * 30 > 120 ? p->cfg->timeout_s * 30 : 120;
-		for (k = 0; k < p->cfg->nshapes && !job.nshapes; k++) {
-			s = p->race.order[k];
-			if (p->shape_spec[s] == sp &&
-			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
-				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
-				            "cannot launch: %s", why);
-				r = 1;
-			}
-		}
-		if (r || !job.nshapes || !t->cubins[sp]) {
-			worker_job_release(&job);
-			continue;
-		}
-		job.cubin_path = t->cubins[sp];
-		for (i = 0; i < ARRAY_SIZE(gate_tools) && !r; i++) {
-			double t0 = now_seconds();
-
-			r = worker_tool_check(device, path, gate_tools[i].name, &job, report,
-			                      sizeof(report), why, sizeof(why));
-			t->busy += now_seconds() - t0;
-			if (r < 0)
-				snprintf(t->msg, sizeof(t->msg), "%s", why);
-			else if (r > 0)
-				task_reject(t, gate_tools[i].outcome, GATE_SANITIZE,
-				            "shape '%s': %s", job.shapes[0].name, report);
-		}
-		worker_job_release(&job);
-	}
-	return r;
-}
-
 /* The lowest a timing of samples can honestly be: its fastest sample. */
 static double fastest(const double *v, size_t n)
 {
@@ -817,6 +819,127 @@ static double fastest(const double *v, size_t n)
 		if (v[i] < m)
 			m = v[i];
 	return m;
+}
+
+/* One compute-sanitizer tool on one spec's job, in a thread of its own. */
+struct tool_run {
+	const char *path;
+	const struct worker_job *job;
+	size_t tool;
+	int device, r, threaded;
+	char report[400], why[400];
+	double seconds;
+	const char *hash; /* to name the variant when verbose, else NULL */
+	pthread_t thread;
+};
+
+static void *tool_run_main(void *arg)
+{
+	struct tool_run *tr = arg;
+	double t0 = now_seconds();
+
+	tr->r = worker_tool_check(tr->device, tr->path, gate_tools[tr->tool].name, tr->job,
+	                          tr->report, sizeof(tr->report), tr->why, sizeof(tr->why));
+	tr->seconds = now_seconds() - t0;
+	if (tr->hash)
+		fprintf(stderr,
+		        "compute-sanitizer %s on %.12s, %zu shape%s from '%s': %s, %.1f s\n",
+		        gate_tools[tr->tool].name, tr->hash, tr->job->nshapes,
+		        tr->job->nshapes == 1 ? "" : "s", tr->job->shapes[0].name,
+		        tr->r < 0 ? tr->why
+		        : tr->r   ? tr->report
+		                  : "clean",
+		        tr->seconds);
+	return NULL;
+}
+
+/*
+ * compute-sanitizer's memcheck, racecheck and synccheck on t's plain builds,
+ * each spec's tools shapes (pipeline.h) checked in one-off workers on the GPU device, the
+ * tools and specs side by side (each is a process of its own, mostly waiting on
+ * the tool's instrumentation): 0 clean (t->tools_absent when there is no
+ * compute-sanitizer, t->tools_unfinished when a tool ran out of time or died
+ * with nothing found: the variant stays, unchecked), 1 rejected, -1 error
+ * (t->msg). The verdict is the first
+ * spec's, tool by tool in gate_tools' order, whatever finished first.
+ */
+static int task_tools(const struct pipeline *p, struct gpu_task *t, int device)
+{
+	char path[4096], why[400];
+	struct worker_job jobs[TUNER_MAX_SHAPES];
+	struct tool_run *runs;
+	size_t sp, k, i, n = 0, nt = ARRAY_SIZE(gate_tools);
+	double t0;
+	int r = 0;
+
+	if (worker_tool_path(path, sizeof(path)) < 0) {
+		t->tools_absent = 1;
+		return 0;
+	}
+	for (sp = 0; sp < p->nspecs; sp++) {
+		job_init((struct pipeline *)p, &jobs[sp]);
+		jobs[sp].time_it = 0;
+		jobs[sp].check_seeds = 1;
+		jobs[sp].timeout_s = p->cfg->timeout_s * 30 > 120 ? p->cfg->timeout_s * 30 : 120;
+		jobs[sp].cubin_path = t->cubins[sp];
+		/* a scaled-down shape the variant cannot launch on is left out, not held against it
+		 */
+		for (k = 0; k < p->ntools; k++)
+			if (p->tools_spec[k] == sp &&
+			    job_add_shape(p, &t->va, &jobs[sp], p->tools_shape[k], 1, why,
+			                  sizeof(why)) < 0)
+				jobs[sp].nshapes--;
+	}
+	runs = xcalloc(p->nspecs * nt, sizeof(*runs));
+	t0 = now_seconds();
+	for (sp = 0; sp < p->nspecs && !r; sp++)
+		for (i = 0; i < nt && jobs[sp].nshapes && t->cubins[sp]; i++) {
+			struct tool_run *tr = &runs[n];
+
+			tr->path = path;
+			tr->job = &jobs[sp];
+			tr->tool = i;
+			tr->device = device;
+			tr->hash = p->verbose ? t->hash : NULL;
+			/* without a thread to spare, the check runs here */
+			tr->threaded = !pthread_create(&tr->thread, NULL, tool_run_main, tr);
+			if (!tr->threaded)
+				tool_run_main(tr);
+			n++;
+		}
+	for (i = 0; i < n; i++)
+		if (runs[i].threaded)
+			pthread_join(runs[i].thread, NULL);
+	t->busy += now_seconds() - t0; /* the wall time: the runs overlap */
+	for (i = 0; i < n && !r; i++)
+		if (runs[i].r < 0) {
+			snprintf(t->msg, sizeof(t->msg), "%s", runs[i].why);
+			r = -1;
+		}
+	for (i = 0; i < n && !r; i++)
+		if (runs[i].r == 1) {
+			const struct worker_job *job = runs[i].job;
+			char names[200];
+			size_t used = 0, j;
+
+			names[0] = '\0';
+			for (j = 0; j < job->nshapes && used < sizeof(names); j++)
+				used +=
+				    (size_t)snprintf(names + used, sizeof(names) - used, "%s'%s'",
+				                     j ? ", " : "", job->shapes[j].name);
+			task_reject(t, gate_tools[runs[i].tool].outcome, GATE_SANITIZE,
+			            "shape%s %s: %s", job->nshapes > 1 ? "s" : "", names,
+			            runs[i].report);
+			r = 1;
+		}
+	for (i = 0; i < n && !r; i++)
+		if (runs[i].r == 2 && !t->tools_unfinished[0])
+			snprintf(t->tools_unfinished, sizeof(t->tools_unfinished), "%s",
+			         runs[i].report);
+	free(runs);
+	for (sp = 0; sp < p->nspecs; sp++)
+		worker_job_release(&jobs[sp]);
+	return r;
 }
 
 /*
@@ -1442,6 +1565,10 @@ static int tools_verdict(struct pipeline *p, struct evaluation *ev, const struct
 	if (t->outcome != VARIANT_OK) {
 		set_reason(ev, t->outcome, t->gate, "%s", t->reason);
 		ev->timed = ev->ranked = 0;
+	} else if (t->tools_unfinished[0]) {
+		warning("%.12s stays unchecked: %s", ev->hash, t->tools_unfinished);
+		return db_gate_record(p->db, p->run_id, ev->variant_id, "tools", NULL, VARIANT_OK,
+		                      t->tools_unfinished);
 	}
 	return db_gate_record(p->db, p->run_id, ev->variant_id, "tools", NULL, ev->outcome,
 	                      ev->outcome == VARIANT_OK
@@ -1637,20 +1764,17 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 	return r;
 }
 
-int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev)
+/* A final-gate task: t's builds (the cache's, normally). 0, or -1 after error(). */
+static int tools_task_prepare(struct pipeline *p, struct evaluation *ev, struct gpu_task *t)
 {
-	struct gpu_task *t;
 	size_t sp;
-	int r = 0;
 
-	if (!p->nworkers)
-		return 0;
-	t = xcalloc(1, sizeof(*t));
 	t->va = ev->va;
 	t->tools_only = 1;
 	memcpy(t->hash, ev->hash, sizeof(t->hash));
-	for (sp = 0; sp < p->nspecs && !r; sp++) {
+	for (sp = 0; sp < p->nspecs; sp++) {
 		struct compile_job one;
+		int r = 0;
 
 		memset(&one, 0, sizeof(one));
 		template_build_key(ev->hash, &p->specs[sp], 0, one.key);
@@ -1659,21 +1783,73 @@ int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev)
 		one.entry = p->cfg->fam.launches[0].kernel;
 		one.options = p->options;
 		one.noptions = p->noptions;
-		compile_one(p, &one); /* the cache's, normally */
+		compile_one(p, &one);
 		free(one.source);
 		if (one.result.outcome == VARIANT_OK)
 			t->cubins[sp] = xstrdup(one.result.cubin_path);
 		else
 			r = error("%s no longer compiles: %s", ev->hash, one.result.log);
 		build_release(&one.result);
+		if (r < 0)
+			return -1;
 	}
-	if (!r && task_tools(p, t, worker_ordinal(p->workers[0])) < 0)
-		r = error("compute-sanitizer's gate on %s failed: %s", ev->hash, t->msg);
-	p->st.gpu_busy += t->busy;
-	if (!r)
-		r = tools_verdict(p, ev, t);
-	for (sp = 0; sp < p->nspecs; sp++)
-		free(t->cubins[sp]);
-	free(t);
+	return 0;
+}
+
+struct tools_gate_run {
+	const struct pipeline *p;
+	struct gpu_task *t;
+	int device, r, threaded;
+	pthread_t thread;
+};
+
+static void *tools_gate_main(void *arg)
+{
+	struct tools_gate_run *gr = arg;
+
+	gr->r = task_tools(gr->p, gr->t, gr->device);
+	return NULL;
+}
+
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *evs, size_t n)
+{
+	struct gpu_task *ts;
+	struct tools_gate_run *runs;
+	size_t i, sp, started = 0;
+	double t0;
+	int r = 0;
+
+	if (!p->nworkers || !n)
+		return 0;
+	ts = xcalloc(n, sizeof(*ts));
+	runs = xcalloc(n, sizeof(*runs));
+	for (i = 0; i < n && !r; i++)
+		r = tools_task_prepare(p, &evs[i], &ts[i]);
+	t0 = now_seconds();
+	for (i = 0; i < n && !r; i++, started++) {
+		runs[i].p = p;
+		runs[i].t = &ts[i];
+		runs[i].device = worker_ordinal(p->workers[i % p->nworkers]);
+		runs[i].threaded =
+		    !pthread_create(&runs[i].thread, NULL, tools_gate_main, &runs[i]);
+		if (!runs[i].threaded)
+			tools_gate_main(&runs[i]);
+	}
+	for (i = 0; i < started; i++)
+		if (runs[i].threaded)
+			pthread_join(runs[i].thread, NULL);
+	p->st.gpu_busy += started ? now_seconds() - t0 : 0;
+	for (i = 0; i < started && !r; i++) {
+		if (runs[i].r < 0)
+			r = error("compute-sanitizer's gate on %s failed: %s", evs[i].hash,
+			          ts[i].msg);
+		else
+			r = tools_verdict(p, &evs[i], &ts[i]);
+	}
+	for (i = 0; i < n; i++)
+		for (sp = 0; sp < p->nspecs; sp++)
+			free(ts[i].cubins[sp]);
+	free(runs);
+	free(ts);
 	return r;
 }

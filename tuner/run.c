@@ -262,6 +262,14 @@ static int create_run(struct run *r, const struct run_request *rq)
 	return db_run_create(r->db, &ri, &r->run_id) < 0 ? EX_SOFTWARE : 0;
 }
 
+/* A landscape (tuner import) is recorded measurements, with no kernel to compile. */
+static int landscape_refused(const struct run *r)
+{
+	error("%s is a recorded landscape with nothing to compile: search it with --replay",
+	      r->cfg.fam.name);
+	return EX_USAGE;
+}
+
 /*
  * Where measurements come from: the recording, the worker's GPU, or nowhere.
  * An adopted run keeps its device (r->device): the worker's must be the same.
@@ -273,6 +281,8 @@ static int open_device(struct run *r, const struct run_request *rq, long long ru
 	snprintf(wanted, sizeof(wanted), "%s", run_id > 0 ? r->device : "");
 	snprintf(r->device, sizeof(r->device), "none");
 	snprintf(r->driver, sizeof(r->driver), "none");
+	if (!r->replay_path && !r->cfg.fam.source)
+		return landscape_refused(r);
 	if (r->replay_path) {
 		r->worker = NULL;
 		return open_replay(r, rq);
@@ -303,6 +313,8 @@ int run_check(const struct run_request *rq, char **config_text)
 		r->replay_path = rq->replay ? xstrdup(rq->replay) : NULL;
 		if (r->replay_path)
 			rc = open_replay(r, rq);
+		else if (!r->cfg.fam.source)
+			rc = landscape_refused(r);
 	}
 	if (!rc) {
 		s = search_new(&r->cfg, rq->strategy ? rq->strategy : r->cfg.strategy, 0);
@@ -534,34 +546,49 @@ static int observe(struct run *r, size_t done, struct run_progress *pg)
 static int verify_final(struct run *r)
 {
 	const struct member *pool[POOL_MAX];
-	size_t n = search_pool(r->s, pool, ARRAY_SIZE(pool)), i, kept = 0;
+	size_t n = search_pool(r->s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, i;
 	long long ids[POOL_MAX];
 	double fit[POOL_MAX];
+	struct evaluation *evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));
+	int rc = 0;
 
-	for (i = 0; i < n && kept < (size_t)r->cfg.elite; i++) {
-		struct evaluation ev;
-		struct db_variant v;
+	/* the best K side by side, then as many more as were rejected, until K pass */
+	while (!rc && next < n && kept < (size_t)r->cfg.elite) {
+		size_t batch = (size_t)r->cfg.elite - kept;
 
-		memset(&ev, 0, sizeof(ev));
-		if (db_variant_get(r->db, pool[i]->id, &v) < 0)
-			return -1;
-		snprintf(ev.hash, sizeof(ev.hash), "%s", v.hash);
-		db_variant_release(&v);
-		ev.va = pool[i]->va;
-		ev.variant_id = pool[i]->id;
-		ev.outcome = VARIANT_OK;
-		ev.ranked = ev.timed = 1;
-		if (pipeline_tools_gate(&r->p, &ev) < 0)
-			return -1;
-		if (ev.outcome != VARIANT_OK) {
-			if (db_eval_record(r->db, r->run_id, ev.variant_id, r->gen - 1, ev.outcome,
-			                   ev.reason) < 0)
-				return -1;
-			continue;
+		if (batch > n - next)
+			batch = n - next;
+		memset(evs, 0, batch * sizeof(*evs));
+		for (i = 0; i < batch && !rc; i++) {
+			struct evaluation *ev = &evs[i];
+			struct db_variant v;
+
+			rc = db_variant_get(r->db, pool[next + i]->id, &v);
+			if (rc)
+				break;
+			snprintf(ev->hash, sizeof(ev->hash), "%s", v.hash);
+			db_variant_release(&v);
+			ev->va = pool[next + i]->va;
+			ev->variant_id = pool[next + i]->id;
+			ev->outcome = VARIANT_OK;
+			ev->ranked = ev->timed = 1;
 		}
-		ids[kept] = pool[i]->id;
-		fit[kept++] = pool[i]->fitness;
+		if (!rc)
+			rc = pipeline_tools_gate(&r->p, evs, batch);
+		for (i = 0; i < batch && !rc; i++) {
+			if (evs[i].outcome != VARIANT_OK) {
+				rc = db_eval_record(r->db, r->run_id, evs[i].variant_id, r->gen - 1,
+				                    evs[i].outcome, evs[i].reason);
+				continue;
+			}
+			ids[kept] = pool[next + i]->id;
+			fit[kept++] = pool[next + i]->fitness;
+		}
+		next += batch;
 	}
+	free(evs);
+	if (rc < 0)
+		return -1;
 	return db_elite_store(r->db, r->run_id, r->gen, ids, fit, kept);
 }
 

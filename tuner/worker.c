@@ -24,6 +24,9 @@
 
 /* ========================================================= orchestrator */
 
+/* The most reference kernels a tool run leaves uninstrumented. */
+#define TOOL_MAX_EXCLUDES 8
+
 struct worker {
 	pid_t pid; /* 0: no child */
 	int fd;
@@ -38,6 +41,8 @@ struct worker {
 	char phase[200]; /* what the child said it was doing last */
 	/* a worker under compute-sanitizer: the tool's path, its --tool and its log file */
 	const char *tool_path, *tool, *tool_log;
+	const char *exclude[TOOL_MAX_EXCLUDES]; /* kernels the tool leaves alone: the reference's */
+	size_t nexclude;
 	char exe[4096]; /* this binary, which the tool starts */
 };
 
@@ -176,26 +181,41 @@ static int worker_spawn(struct worker *w, char *why, size_t whylen)
 {
 	char fdarg[32], devarg[32], st[64];
 	char *argv[] = {"tuner", "__worker", fdarg, devarg, NULL};
-	/* under the tool: it starts this binary itself, and checks only the candidate's kernels */
-	char *targv[] = {"compute-sanitizer",
-	                 "--tool",
-	                 (char *)w->tool,
-	                 "--log-file",
-	                 (char *)w->tool_log,
-	                 "--print-limit",
-	                 "10",
-	                 "--kernel-name-exclude",
-	                 "kns=tuner_",
-	                 w->exe,
-	                 "__worker",
-	                 fdarg,
-	                 devarg,
-	                 NULL};
+	/*
+	 * Under the tool: it starts this binary itself, and checks only the
+	 * candidate's kernels: not the support kernels (tuner_*), nor the
+	 * reference, which runs at full speed (a naive reference under memcheck
+	 * would cost more than everything else).
+	 */
+	char *targv[16 + 2 * TOOL_MAX_EXCLUDES];
+	char excl[TOOL_MAX_EXCLUDES][80];
+	size_t nt = 0, k;
 	pid_t parent = getpid(), pid;
 	int sv[2], r, status;
 
 	snprintf(fdarg, sizeof(fdarg), "--fd=%d", WORKER_CHILD_FD);
 	snprintf(devarg, sizeof(devarg), "--device=%d", w->device);
+	if (w->tool) {
+		targv[nt++] = "compute-sanitizer";
+		targv[nt++] = "--tool";
+		targv[nt++] = (char *)w->tool;
+		targv[nt++] = "--log-file";
+		targv[nt++] = (char *)w->tool_log;
+		targv[nt++] = "--print-limit";
+		targv[nt++] = "10";
+		targv[nt++] = "--kernel-name-exclude";
+		targv[nt++] = "kns=tuner_";
+		for (k = 0; k < w->nexclude && k < TOOL_MAX_EXCLUDES; k++) {
+			snprintf(excl[k], sizeof(excl[k]), "kne=%s", w->exclude[k]);
+			targv[nt++] = "--kernel-name-exclude";
+			targv[nt++] = excl[k];
+		}
+		targv[nt++] = w->exe;
+		targv[nt++] = "__worker";
+		targv[nt++] = fdarg;
+		targv[nt++] = devarg;
+		targv[nt] = NULL;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(why, whylen, "cannot create the GPU worker's socket: %s", strerror(errno));
 		return -1;
@@ -238,10 +258,22 @@ static int worker_spawn(struct worker *w, char *why, size_t whylen)
  * worker_tool_report. 0, or -1 with why.
  */
 static int tool_start(struct worker **out, int device, const char *path, const char *tool,
-                      const char *log, char *why, size_t whylen)
+                      const char *log, const struct worker_job *job, char *why, size_t whylen)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
 	ssize_t n = readlink("/proc/self/exe", w->exe, sizeof(w->exe) - 1);
+	size_t s, c, k;
+
+	/* the reference's kernels, each named once */
+	for (s = 0; s < job->nshapes; s++)
+		for (c = 0; c < job->shapes[s].nref; c++) {
+			const char *name = job->shapes[s].ref[c].kernel;
+
+			for (k = 0; k < w->nexclude && strcmp(w->exclude[k], name); k++)
+				;
+			if (k == w->nexclude && k < ARRAY_SIZE(w->exclude))
+				w->exclude[w->nexclude++] = name;
+		}
 
 	*out = NULL;
 	w->fd = -1;
@@ -364,6 +396,7 @@ int worker_eval(struct worker *w, const struct worker_job *job, struct worker_re
 		if (r == 0) {
 			describe_status(reap(w, WORKER_EXIT_GRACE), st, sizeof(st));
 			res->outcome = REJECT_RUNTIME_FAULT;
+			res->died = 1;
 			snprintf(res->reason, sizeof(res->reason), "worker died: %s in %s", st,
 			         w->phase);
 			return 0;
@@ -475,12 +508,14 @@ static int tool_first_error(const char *log, char *out, size_t len)
 int worker_tool_check(int device, const char *path, const char *tool, const struct worker_job *job,
                       char *report, size_t len, char *why, size_t whylen)
 {
-	char log[64], text[400];
+	char log[4200], text[400];
 	struct worker *w = NULL;
 	struct worker_result res;
 	int fd, r;
 
-	snprintf(log, sizeof(log), "/tmp/tuner-%s-XXXXXX", tool);
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(log, sizeof(log), "%s/tuner-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tool);
 	fd = mkstemp(log);
 	if (fd < 0) {
 		snprintf(why, whylen, "cannot make compute-sanitizer's log: %s", strerror(errno));
@@ -488,14 +523,18 @@ int worker_tool_check(int device, const char *path, const char *tool, const stru
 	}
 	close(fd);
 	*report = '\0';
-	if (tool_start(&w, device, path, tool, log, why, whylen) < 0) {
+	/* a tool that cannot start, or loses its worker, gives no verdict either way */
+	if (tool_start(&w, device, path, tool, log, job, text, sizeof(text)) < 0) {
+		snprintf(report, len, "compute-sanitizer %s could not run: %s", tool, text);
 		unlink(log);
-		return -1;
+		return 2;
 	}
 	memset(&res, 0, sizeof(res));
 	r = worker_eval(w, job, &res);
-	if (r < 0)
-		snprintf(why, whylen, "the check under compute-sanitizer %s failed", tool);
+	if (r < 0) {
+		snprintf(report, len, "the check under compute-sanitizer %s failed", tool);
+		r = 2;
+	}
 	worker_stop(w); /* the tool writes its summary as the worker exits */
 	if (r == 0) {
 		int found = tool_first_error(log, text, sizeof(text));
@@ -506,6 +545,11 @@ int worker_tool_check(int device, const char *path, const char *tool, const stru
 		} else if (found) {
 			snprintf(report, len, "compute-sanitizer %s: %s", tool, text);
 			r = 1;
+		} else if (res.outcome == REJECT_TIMEOUT || res.died) {
+			/* slow under the tool, or the tool itself failed: no verdict either way */
+			snprintf(report, len, "compute-sanitizer %s did not finish: %s", tool,
+			         res.reason);
+			r = 2;
 		} else if (res.outcome != VARIANT_OK) {
 			/* the kernel failed its check under the tool, which reported nothing */
 			snprintf(report, len, "under compute-sanitizer %s: %s", tool, res.reason);

@@ -46,8 +46,8 @@ const struct cmd *cmd_find(const char *name);
 
 extern const struct cmd cmd_run_entry, cmd_sweep_entry, cmd_check_entry, cmd_show_entry,
     cmd_runs_entry, cmd_top_entry, cmd_export_entry, cmd_report_entry, cmd_cache_entry,
-    cmd_worker_entry, cmd_compile_entry, cmd_serve_entry, cmd_submit_entry, cmd_jobs_entry,
-    cmd_cancel_entry, cmd_wait_entry;
+    cmd_import_entry, cmd_worker_entry, cmd_compile_entry, cmd_serve_entry, cmd_submit_entry,
+    cmd_jobs_entry, cmd_cancel_entry, cmd_wait_entry;
 
 int cmd_run(int argc, char **argv, const struct globals *g);
 int cmd_sweep(int argc, char **argv, const struct globals *g);
@@ -58,6 +58,7 @@ int cmd_top(int argc, char **argv, const struct globals *g);
 int cmd_export(int argc, char **argv, const struct globals *g);
 int cmd_report(int argc, char **argv, const struct globals *g);
 int cmd_cache(int argc, char **argv, const struct globals *g);
+int cmd_import(int argc, char **argv, const struct globals *g);
 int cmd_worker(int argc, char **argv, const struct globals *g);
 int cmd_serve(int argc, char **argv, const struct globals *g);
 int cmd_submit(int argc, char **argv, const struct globals *g);

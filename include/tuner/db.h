@@ -269,13 +269,15 @@ int db_measure_lookup_params(struct db *db, const struct db_recorded_key *k, con
                              const char *shape_dims, struct db_measured *out);
 /* A recorded gate rejection; strings owned, free with db_gate_found_release(). */
 struct db_gate_found {
-	char *gate; /* "compile", "resources", "sanitize" */
+	char *gate; /* "constraint", "compile", "resources", "sanitize" */
 	enum outcome outcome;
 	char *reason;
 };
 /*
  * Its first recorded rejection by a gate that a replay cannot run again
- * (compile, resources, sanitize): 1 found, 0 not, -1 error().
+ * (compile, resources, sanitize), or by restrictions the replaying config may
+ * not have (constraint, as imported results record them): 1 found, 0 not,
+ * -1 error().
  */
 int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
                              struct db_gate_found *out);

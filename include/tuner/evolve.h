@@ -1,4 +1,4 @@
-/* Search strategies (evolve, random, exhaustive) behind one interface, and elite admission. */
+/* Search strategies (evolve, evolve1, random, exhaustive) behind one interface; elite admission. */
 #ifndef TUNER_EVOLVE_H
 #define TUNER_EVOLVE_H
 
@@ -33,9 +33,15 @@ struct member {
 
 struct search;
 
+/* The strategies' names, for messages. */
+#define SEARCH_STRATEGIES "evolve, evolve1, random, exhaustive"
+
+/* 1 if name is a strategy search_new() knows. */
+int search_strategy_known(const char *name);
+
 /*
- * A search over cfg->fam's declared space; strategy is "evolve", "random" or
- * "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
+ * A search over cfg->fam's declared space; strategy is "evolve", "evolve1",
+ * "random" or "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
  * cfg->elite and cfg->margin. cfg must outlive the search. Every random choice
  * comes from the search's one RNG, seeded at each proposal call from (seed,
  * generation, number of the call within the generation): the same seed and the
@@ -53,12 +59,21 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
  *
  * Every strategy proposes the baseline first (ORIGIN_BASELINE) until it has
  * been proposed or seen once, since speedups are measured against it.
- * evolve: generation 0 is random configurations that pass every constraint on
- * every shape. Later generations first take the unseen single-step neighbours
- * of the best variant so far (up to half the generation), then breed from the
- * breeding pool (the best correct variants seen, at least K of them; tournament
- * of 2, single-step mutation, uniform crossover) and top up with random ones
- * when breeding runs dry. random: uniform random valid configurations.
+ * evolve: until two variants are timed, a covering design of valid
+ * configurations (every value of every param early, pairs spread); then a
+ * Gaussian-process surrogate of log fitness (an additive kernel of single and
+ * paired param effects) orders the unseen valid points within 3 domain steps
+ * of the best variant, nearest first, and fills the rest of the batch by
+ * expected improvement anywhere (all of it once two batches' worth of results
+ * brought nothing better). Points proposed and not yet observed count as
+ * pending: results may arrive in any order. Proposals depend on the
+ * observations and the pending points, not on earlier calls' model fits.
+ * evolve1 (the evolution evolve replaced): generation 0 is random valid
+ * configurations; later generations first take the unseen one- and two-step
+ * neighbours of the breeding pool's best members (the best correct variants
+ * seen, at least K of them), then breed (tournament of 2, single-step
+ * mutation, uniform crossover) and top up with random ones when breeding runs
+ * dry. random: uniform random valid configurations.
  * exhaustive: every point of the declared space in space_point order (valid
  * or not: the pipeline's constraint gate records the rejects), across
  * generations until exhausted. Returns 0 once nothing new can be proposed.

@@ -35,6 +35,20 @@ size_t job_derive_ragged(const struct config *cfg, struct shape *derived, size_t
                          size_t max);
 void job_shapes_release(struct shape *shapes, size_t n);
 
+/* What a shape costs to run: the problem's flops, else its bytes, else its elements. */
+double job_shape_cost(const struct config *cfg, const struct shape *sh);
+
+/*
+ * A scaled-down copy of sh for compute-sanitizer, whose tools slow a kernel
+ * down a hundred to many thousand times: each round halves every dim the
+ * family does not specialise (where the problem's rules still hold), keeping
+ * the shape's proportions, until its cost is at most budget. 0 with *out (named
+ * "NAME~small"; job_shapes_release frees it), 1 when sh is within budget or
+ * cannot shrink (out untouched).
+ */
+int job_shrink_shape(const struct config *cfg, const struct shape *sh, double budget,
+                     struct shape *out);
+
 /* "B=1,H=8,S=512,D=64": the shape's dims named in the problem's order. */
 void job_shape_dims(const struct config *cfg, const struct shape *sh, char *out, size_t len);
 

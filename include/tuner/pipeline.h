@@ -17,8 +17,10 @@
 struct worker;
 struct pjob;
 
-#define PIPELINE_MAX_SHAPES  96 /* the suite and the ragged shapes derived from it */
-#define PIPELINE_MAX_WORKERS 16 /* GPUs one pipeline measures on */
+#define PIPELINE_MAX_SHAPES 96 /* the suite and the ragged shapes derived from it */
+/* The most a shape may cost (flops, else bytes, else elements) under compute-sanitizer. */
+#define PIPELINE_TOOLS_BUDGET 1073741824.0 /* 2^30 */
+#define PIPELINE_MAX_WORKERS  16           /* GPUs one pipeline measures on */
 
 /*
  * Racing, fixed for a generation (so that it does not depend on which GPU
@@ -81,7 +83,8 @@ struct pipeline {
 	struct db *replay; /* not owned; answers instead of compiling and timing */
 	const char *replay_path;
 	char device[128]; /* where measurements come from: "NVIDIA H100 80GB HBM3", "none" */
-	char **options;   /* template_options(cfg, 0) */
+	int verbose;    /* say each compute-sanitizer run on stderr: tool, shapes, verdict, time */
+	char **options; /* template_options(cfg, 0) */
 	size_t noptions;
 	char *options_text; /* space separated, stored with each variant */
 	char **san_options; /* template_options(cfg, 1) */
@@ -97,6 +100,15 @@ struct pipeline {
 	struct shape derived[PIPELINE_MAX_SHAPES];
 	size_t nderived;
 	size_t shape_spec[PIPELINE_MAX_SHAPES];
+	/*
+	 * What compute-sanitizer's gate runs, per spec: the spec's costliest suite
+	 * shape scaled down to PIPELINE_TOOLS_BUDGET (job_shrink_shape), and its
+	 * cheapest when that is within the budget too.
+	 */
+	struct shape tools_derived[TUNER_MAX_SHAPES];
+	size_t ntools_derived;
+	const struct shape *tools_shape[2 * TUNER_MAX_SHAPES];
+	size_t tools_spec[2 * TUNER_MAX_SHAPES], ntools;
 	char shape_dims[PIPELINE_MAX_SHAPES][128]; /* "B=1,H=8,S=512,D=64" */
 	char *ref_cubin;     /* the problem's reference kernel, built when a worker is attached */
 	char *support_cubin; /* the worker's own kernels (fill, compare, ...), likewise */
@@ -149,13 +161,13 @@ int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *dev
 void pipeline_race_set(struct pipeline *p, double bar);
 
 /*
- * compute-sanitizer's gate (memcheck, racecheck, synccheck) on an evaluated
- * variant, outside a generation (the final elite): a gate row "tools", and ev
- * rejected (outcome, reason; not ranked) when a tool found something. Without
- * compute-sanitizer it says so once and records that the gate did not run.
- * 0, or error().
+ * compute-sanitizer's gate (memcheck, racecheck, synccheck) on n evaluated
+ * variants, side by side, outside a generation (the final elite): a gate row
+ * "tools" each, and an ev rejected (outcome, reason; not ranked) when a tool
+ * found something. Without compute-sanitizer it says so once and records that
+ * the gate did not run. 0, or error().
  */
-int pipeline_tools_gate(struct pipeline *p, struct evaluation *ev);
+int pipeline_tools_gate(struct pipeline *p, struct evaluation *evs, size_t n);
 /*
  * Answer from another database instead: its measurements on device (what it
  * recorded as a run's device) and its compile, resource and sanitize verdicts.

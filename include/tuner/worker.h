@@ -117,6 +117,7 @@ struct worker_shape_result {
  */
 struct worker_result {
 	int outcome;
+	int died; /* the worker ended without a result (outcome REJECT_RUNTIME_FAULT) */
 	char reason[512];
 	size_t nshapes;
 	struct worker_shape_result shapes[WORKER_MAX_SHAPES];
@@ -177,9 +178,11 @@ int worker_main(int argc, char **argv);
 int worker_tool_path(char *out, size_t len);
 /*
  * Run job (a check) in a one-off worker on device under compute-sanitizer
- * --tool tool (memcheck, racecheck, synccheck), the support kernels excluded.
- * 0 clean, 1 with report naming the first problem the tool found (or the
- * check's own failure under it), -1 with why when the tool could not run.
+ * --tool tool (memcheck, racecheck, synccheck), the support and reference
+ * kernels excluded. 0 clean, 1 with report naming the first problem the tool
+ * found (or the check's own failure under it), 2 with report when it gave no
+ * verdict (the tool could not start, ran out of time or died, having found
+ * nothing), -1 with why when its log cannot be made or read.
  */
 int worker_tool_check(int device, const char *path, const char *tool, const struct worker_job *job,
                       char *report, size_t len, char *why, size_t whylen);

@@ -23,6 +23,29 @@ done
 ok=$(sqlite3 "$TUNER_DB" "SELECT count(*) FROM gates WHERE gate = 'tools' AND outcome = 'ok' AND reason LIKE '%found nothing'")
 [ "$ok" -ge 1 ] || fail "clean members recorded as such: $ok"
 
+# What the tools run on, said with -v: the D=64 spec's costliest shape ('wide') scaled down to 2^30
+# flops and its cheapest ('mission', within that); the D=128 spec's only shape ('d128', far over the budget) scaled down. The
+# reference kernel and the support kernels are left uninstrumented.
+rm -f "$TUNER_DB"
+: >"$TMP/args"
+FAKE_SANITIZER_ARGS="$TMP/args" TUNER_WORKER_FAKE=1 run_tuner -v run --generations 1 --population 2
+expect_rc 0 "a verbose run with the tools"
+grep -q "compute-sanitizer racecheck on [0-9a-f]*, 2 shapes from 'wide~small': clean" "$TMP/err" ||
+	fail "D=64: wide scaled down, and mission: $(grep racecheck "$TMP/err")"
+grep -q "compute-sanitizer memcheck on [0-9a-f]*, 1 shape from 'd128~small': clean" "$TMP/err" ||
+	fail "D=128: d128 scaled down: $(grep memcheck "$TMP/err")"
+expect_grep "$TMP/args" "--kernel-name-exclude kns=tuner_ --kernel-name-exclude kne=attention_ref " "the reference left alone"
+
+# A tool that cannot start gives no verdict: the member stays, unchecked, with a warning.
+rm -f "$TUNER_DB"
+FAKE_SANITIZER_DIE=racecheck TUNER_WORKER_FAKE=1 run_tuner run --generations 1 --population 2
+expect_rc 0 "a run whose racecheck cannot start"
+expect_grep "$TMP/err" "stays unchecked: compute-sanitizer racecheck could not run" "warns"
+n=$(sqlite3 "$TUNER_DB" "SELECT count(*) FROM gates WHERE gate = 'tools' AND outcome = 'ok' AND reason LIKE 'compute-sanitizer racecheck could not run%'")
+[ "$n" -ge 1 ] || fail "the unchecked member recorded as such: $n"
+r=$(sqlite3 "$TUNER_DB" "SELECT count(*) FROM evals WHERE outcome != 'ok' AND reason LIKE '%compute-sanitizer%'")
+[ "$r" -eq 0 ] || fail "no member rejected for the tool's failure: $r"
+
 # racecheck reports a hazard: every member is rejected as a race, naming the tool's words, and the
 # final elite stored is empty of them.
 rm -f "$TUNER_DB" "$TMP/calls"

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/common.h"
 #include "tuner/evolve.h"
+#include "tuner/rng.h"
 
 /* ------------------------------------------------ synthetic landscape */
 
@@ -410,39 +412,48 @@ static void test_random_is_spread(void **state)
 
 /* ------------------------------------------------------------ evolution */
 
-/* On a single-optimum landscape evolution needs far fewer evaluations than the space has. */
+/* On a single-optimum landscape both evolutions need far fewer evaluations than the space has. */
 static void test_evolve_finds_optimum(void **state)
 {
+	static const char *const strategies[] = {"evolve", "evolve1"};
 	enum { SEEDS = 15, BUDGET = 1500 };
-	int evo[SEEDS], rnd[SEEDS], i, nvalid = count_valid();
-	double evo_mean = 0, rnd_mean = 0;
+	int evo[SEEDS], rnd[SEEDS], i, k, nvalid = count_valid();
+	double evo_mean, rnd_mean = 0;
 
 	for (i = 0; i < SEEDS; i++) {
-		evo[i] = evaluations_to_optimum("evolve", 100 + (unsigned long long)i, BUDGET);
 		rnd[i] = evaluations_to_optimum("random", 100 + (unsigned long long)i, BUDGET);
-		evo_mean += evo[i];
 		rnd_mean += rnd[i];
 	}
-	evo_mean /= SEEDS;
 	rnd_mean /= SEEDS;
-	qsort(evo, SEEDS, sizeof(int), int_cmp);
 	qsort(rnd, SEEDS, sizeof(int), int_cmp);
-	print_message("valid points %d of %d; evaluations to the optimum: evolve median %d mean "
-	              "%.1f, random median %d mean %.1f\n",
-	              nvalid, SPACE, evo[SEEDS / 2], evo_mean, rnd[SEEDS / 2], rnd_mean);
-	/* far fewer than the space: a fifth of the valid points at most */
-	assert_true(evo[SEEDS / 2] * 5 < nvalid);
-	assert_true(evo[SEEDS - 1] <= BUDGET);
-	/* and clearly better than random search on average */
-	assert_true(evo_mean * 1.5 < rnd_mean);
+	for (k = 0; k < 2; k++) {
+		evo_mean = 0;
+		for (i = 0; i < SEEDS; i++) {
+			evo[i] = evaluations_to_optimum(strategies[k], 100 + (unsigned long long)i,
+			                                BUDGET);
+			evo_mean += evo[i];
+		}
+		evo_mean /= SEEDS;
+		qsort(evo, SEEDS, sizeof(int), int_cmp);
+		print_message("valid points %d of %d; evaluations to the optimum: %s median %d "
+		              "mean %.1f max %d, random median %d mean %.1f\n",
+		              nvalid, SPACE, strategies[k], evo[SEEDS / 2], evo_mean,
+		              evo[SEEDS - 1], rnd[SEEDS / 2], rnd_mean);
+		/* far fewer than the space: a fifth of the valid points at most */
+		assert_true(evo[SEEDS / 2] * 5 < nvalid);
+		assert_true(evo[SEEDS - 1] <= BUDGET);
+		/* and clearly better than random search on average */
+		assert_true(evo_mean * 1.5 < rnd_mean);
+	}
 }
 
 /* Observe the synthetic measurements of everything proposed; fill log with the proposals. */
-static size_t run_logged(unsigned long long seed, int gens, struct candidate *log, size_t cap)
+static size_t run_logged(const char *strategy, unsigned long long seed, int gens,
+                         struct candidate *log, size_t cap)
 {
 	struct candidate cands[16];
 	struct fake_db *db = calloc(1, sizeof(*db));
-	struct search *s = search_new(&cfg, "evolve", seed);
+	struct search *s = search_new(&cfg, strategy, seed);
 	size_t total = 0, i, n;
 	int gen;
 
@@ -463,33 +474,35 @@ static size_t run_logged(unsigned long long seed, int gens, struct candidate *lo
 /* The same seed and the same observations give the same proposals; another seed does not. */
 static void test_evolve_deterministic(void **state)
 {
+	static const char *const strategies[] = {"evolve", "evolve1"};
 	static struct candidate a[200], b[200], c[200];
-	size_t na = run_logged(42, 8, a, ARRAY_SIZE(a));
-	size_t nb = run_logged(42, 8, b, ARRAY_SIZE(b));
-	size_t nc = run_logged(43, 8, c, ARRAY_SIZE(c));
-	size_t i, differ = 0;
+	size_t na, nb, nc, i, k;
+	int differ;
 
-	assert_int_equal(na, 8 * 16);
-	assert_int_equal(na, nb);
-	for (i = 0; i < na; i++) {
-		assert_memory_equal(&a[i].va, &b[i].va, sizeof(a[i].va));
-		assert_int_equal(a[i].origin, b[i].origin);
-		assert_int_equal(a[i].parent_a, b[i].parent_a);
-		assert_int_equal(a[i].parent_b, b[i].parent_b);
+	for (k = 0; k < 2; k++) {
+		na = run_logged(strategies[k], 42, 8, a, ARRAY_SIZE(a));
+		nb = run_logged(strategies[k], 42, 8, b, ARRAY_SIZE(b));
+		nc = run_logged(strategies[k], 43, 8, c, ARRAY_SIZE(c));
+		assert_int_equal(na, 8 * 16);
+		assert_int_equal(nb, na);
+		for (i = 0; i < na; i++) {
+			assert_memory_equal(&a[i].va, &b[i].va, sizeof(a[i].va));
+			assert_int_equal(a[i].origin, b[i].origin);
+		}
+		assert_int_equal(nc, na);
+		for (i = 1, differ = 0; i < 16; i++)
+			differ += memcmp(&a[i].va, &c[i].va, sizeof(a[i].va)) != 0;
+		assert_true(differ > 8);
 	}
-	assert_int_equal(nc, na);
-	for (i = 1; i < 16; i++)
-		differ += memcmp(&a[i].va, &c[i].va, sizeof(a[i].va)) != 0;
-	assert_true(differ > 8);
 }
 
 /* A search rebuilt from the recorded evaluations proposes what the uninterrupted one would have. */
-static void test_resume_reproduces(void **state)
+static void resume_reproduces(const char *strategy)
 {
 	static struct candidate log[5 * 16];
 	struct candidate cands[16], again[16];
 	struct fake_db *db = calloc(1, sizeof(*db)), *db2 = calloc(1, sizeof(*db2));
-	struct search *s = search_new(&cfg, "evolve", 11), *r;
+	struct search *s = search_new(&cfg, strategy, 11), *r;
 	size_t total = 0, i, n, n2;
 	struct member m;
 	int gen;
@@ -504,7 +517,7 @@ static void test_resume_reproduces(void **state)
 		}
 	}
 	/* the resumed process: a fresh search told every evaluation again, in order */
-	r = search_new(&cfg, "evolve", 11);
+	r = search_new(&cfg, strategy, 11);
 	for (i = 0; i < total; i++) {
 		db2->seen[point_index(&log[i].va)] = 1;
 		if (valid(&log[i].va)) {
@@ -528,11 +541,204 @@ static void test_resume_reproduces(void **state)
 	free(db2);
 }
 
+static void test_resume_reproduces(void **state)
+{
+	resume_reproduces("evolve");
+	resume_reproduces("evolve1");
+}
+
+/* --------------------------------------------------- evolve: the surrogate */
+
+/* Its first generation covers every value of every param, not a random handful. */
+static void test_evolve_design_covers(void **state)
+{
+	struct candidate cands[16];
+	struct fake_db db;
+	struct search *s = search_new(&cfg, "evolve", 3);
+	int seen[4][8], idx[4], k;
+	size_t i, n, nv[4] = {NA, NB, 6 /* C <= 96 */, ND};
+
+	memset(&db, 0, sizeof(db));
+	memset(seen, 0, sizeof(seen));
+	n = search_propose(s, 0, cands, ARRAY_SIZE(cands), db_seen, &db);
+	assert_int_equal(n, ARRAY_SIZE(cands));
+	for (i = 0; i < n; i++) {
+		assert_true(valid(&cands[i].va));
+		assert_true(indices(&cands[i].va, idx));
+		for (k = 0; k < 4; k++)
+			seen[k][idx[k]]++;
+	}
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < nv[k]; i++)
+			assert_true(seen[k][i] > 0);
+	search_free(s);
+}
+
+/*
+ * Results that arrive out of order (several GPUs racing): proposals are made
+ * a few at a time while others are still out, and results come back shuffled.
+ * Nothing is proposed twice, and the optimum is found about as fast.
+ */
+static int racing_to_optimum(unsigned long long seed, int racing)
+{
+	enum { BATCH = 4, BUDGET = 1500 };
+	struct candidate cands[BATCH], out[3 * BATCH];
+	struct fake_db *db = calloc(1, sizeof(*db));
+	struct search *s = search_new(&cfg, "evolve", seed);
+	struct rng r;
+	size_t nout = 0, i, n;
+	int evals = 0, call;
+
+	assert_non_null(db);
+	rng_seed(&r, seed);
+	for (call = 0; evals < BUDGET; call++) {
+		n = search_propose(s, call, cands, BATCH, db_seen, db);
+		if (!n)
+			break;
+		for (i = 0; i < n; i++) {
+			int pi = point_index(&cands[i].va);
+
+			assert_false(db->seen[pi]); /* never proposed twice */
+			db->seen[pi] = 1;
+			evals++;
+			if (is_optimum(&cands[i].va))
+				goto out;
+			out[nout++] = cands[i];
+		}
+		/* racing: the results of two batches stay out, the rest come back shuffled */
+		while (nout > (racing ? 2 * BATCH : 0)) {
+			struct member m;
+			size_t k = racing ? (size_t)rng_below(&r, nout) : 0;
+
+			if (valid(&out[k].va)) {
+				measure(&out[k].va, &m);
+				search_observe(s, &out[k].va, &m);
+			} else {
+				search_observe(s, &out[k].va, NULL);
+			}
+			out[k] = out[--nout];
+		}
+	}
+	evals = BUDGET + 1;
+out:
+	search_free(s);
+	free(db);
+	return evals;
+}
+
+static void test_evolve_out_of_order(void **state)
+{
+	enum { SEEDS = 11 };
+	int inorder[SEEDS], racing[SEEDS], i;
+
+	for (i = 0; i < SEEDS; i++) {
+		inorder[i] = racing_to_optimum(200 + (unsigned long long)i, 0);
+		racing[i] = racing_to_optimum(200 + (unsigned long long)i, 1);
+	}
+	qsort(inorder, SEEDS, sizeof(int), int_cmp);
+	qsort(racing, SEEDS, sizeof(int), int_cmp);
+	print_message("evaluations to the optimum, batches of 4: in order median %d max %d, "
+	              "racing median %d max %d\n",
+	              inorder[SEEDS / 2], inorder[SEEDS - 1], racing[SEEDS / 2], racing[SEEDS - 1]);
+	assert_true(racing[SEEDS - 1] <= 1500);
+	assert_true(racing[SEEDS / 2] <= inorder[SEEDS / 2] * 3 / 2 + 8);
+}
+
+/*
+ * A space of 11130 valid points of 22272 (the dedispersion kernel's of the
+ * benchmark hub): proposals stay cheap next to a compile. Prints the cost.
+ */
+static void test_evolve_proposal_cost(void **state)
+{
+	static long long bx[] = {1, 2, 4, 8, 16, 32}, tx[] = {1, 2, 3, 4},
+			 ty[] = {1, 2, 3, 4, 5, 6, 7, 8}, st[] = {0, 1}, one[] = {1};
+	static long long by[29];
+	static const char *const cons[] = {"32 <= X * Y && X * Y <= 1024", "TX > 1 || SX == 0",
+	                                   "TY > 1 || SY == 0"};
+	const char *names[] = {"X", "Y", "Z", "TX", "TY", "SX", "SY"};
+	long long *doms[] = {bx, by, one, tx, ty, st, st};
+	size_t sizes[] = {6, 29, 1, 4, 8, 2, 2}, i, n, proposals = 0;
+	struct config big = cfg;
+	struct candidate cands[16];
+	struct expr_err err;
+	struct search *s;
+	unsigned long long valid_points = 0, p;
+	double t0, secs = 0;
+	int gen;
+
+	for (i = 0; i < 29; i++)
+		by[i] = 32 + 8 * (long long)i;
+	memset(&big.fam, 0, sizeof(big.fam));
+	big.fam.name = "big";
+	big.fam.problem = cfg.fam.problem;
+	big.fam.nparams = 7;
+	for (i = 0; i < 7; i++) {
+		big.fam.params[i].name = (char *)names[i];
+		big.fam.params[i].values = doms[i];
+		big.fam.params[i].nvalues = sizes[i];
+		big.fam.baseline[i] = doms[i][0];
+	}
+	big.fam.baseline[0] = 8;
+	big.fam.constraints = calloc(3, sizeof(*big.fam.constraints));
+	assert_non_null(big.fam.constraints);
+	for (i = 0; i < 3; i++) {
+		big.fam.constraints[i].e = expr_parse(cons[i], &err);
+		assert_non_null(big.fam.constraints[i].e);
+	}
+	big.fam.nconstraints = 3;
+	s = search_new(&big, "evolve", 1);
+	for (gen = 0; gen < 12; gen++) {
+		t0 = now_seconds();
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+		secs += now_seconds() - t0;
+		proposals += n;
+		for (i = 0; i < n; i++) {
+			struct member m;
+			double f = 1;
+			int k;
+
+			/* smooth, with an optimum inside: fitness falls with the distance to it */
+			for (k = 0; k < 7; k++)
+				f /= 1 + 0.05 *
+				             fabs((double)cands[i].va.v[k] -
+				                  (double)doms[k][sizes[k] / 2]) /
+				             (double)(doms[k][sizes[k] - 1] + 1);
+			memset(&m, 0, sizeof(m));
+			m.va = cands[i].va;
+			m.fitness = m.fitness_lo = m.fitness_hi = f;
+			search_observe(s, &cands[i].va, &m);
+		}
+	}
+	for (p = 0; p < 6ULL * 29 * 4 * 8 * 2 * 2; p++) {
+		struct variant va;
+		struct space_scope sc;
+		long long v, ok = 1;
+
+		space_point(&big.fam, p, &va);
+		space_scope_init(&sc, &big, &va, NULL);
+		for (i = 0; i < 3 && ok; i++)
+			assert_int_equal(expr_eval(big.fam.constraints[i].e, &sc.scope, &v, &err),
+			                 0),
+			    ok = v;
+		valid_points += (unsigned long long)ok;
+	}
+	assert_int_equal(valid_points, 11130);
+	print_message("%zu proposals at %llu valid points: %.0f microseconds each\n", proposals,
+	              valid_points, 1e6 * secs / (double)proposals);
+	assert_int_equal(proposals, 12 * 16);
+	/* a compile takes about a second: a proposal must stay far below (sanitizers included) */
+	assert_true(secs / (double)proposals < 0.1);
+	search_free(s);
+	for (i = 0; i < 3; i++)
+		expr_free(big.fam.constraints[i].e);
+	free(big.fam.constraints);
+}
+
 /* Build an elite of the baseline, one point at the edges of A and D, and one in the middle. */
-static struct search *search_with_elite(unsigned long long seed)
+static struct search *search_with_elite(const char *strategy, unsigned long long seed)
 {
 	static const long long pts[][4] = {{4, 1, 32, 1}, {1, 3, 48, 4}, {16, 4, 64, 2}};
-	struct search *s = search_new(&cfg, "evolve", seed);
+	struct search *s = search_new(&cfg, strategy, seed);
 	struct variant va;
 	struct member m;
 	size_t i;
@@ -551,15 +757,15 @@ static struct search *search_with_elite(unsigned long long seed)
 }
 
 /*
- * Mutants step one param (or two at once: the local moves of the best-first
- * search) to a neighbouring domain value; crossovers mix their parents; all
+ * evolve1: mutants step one param (or two at once: the local moves of the
+ * best-first search) to a neighbouring domain value; crossovers mix their parents; all
  * valid. Parents index the breeding pool, which here is the elite.
  */
 static void test_mutation_stays_in_domain(void **state)
 {
 	struct candidate cands[16];
 	const struct member *elite[3];
-	struct search *s = search_with_elite(5);
+	struct search *s = search_with_elite("evolve1", 5);
 	struct fake_db db;
 	int mutants = 0, crosses = 0, gen, idx[4], pidx[4], k, changed, picked[3] = {0};
 	size_t i, n;
@@ -613,11 +819,11 @@ static void test_mutation_stays_in_domain(void **state)
 	search_free(s);
 }
 
-/* Once the elite's neighbourhood is spent, breeding tops up with random configurations. */
+/* evolve1: once the elite's neighbourhood is spent, breeding tops up with random configurations. */
 static void test_breeding_runs_dry(void **state)
 {
 	struct candidate cands[16];
-	struct search *s = search_with_elite(9);
+	struct search *s = search_with_elite("evolve1", 9);
 	struct fake_db db;
 	int gen, randoms = 0, bred = 0;
 	size_t i, n;
@@ -907,6 +1113,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_evolve_finds_optimum, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_deterministic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_resume_reproduces, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_design_covers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_out_of_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_proposal_cost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mutation_stays_in_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_breeding_runs_dry, setup, teardown),
 	    cmocka_unit_test(test_admit_not_full),

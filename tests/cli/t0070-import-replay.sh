@@ -1,0 +1,77 @@
+# tuner import: a T4 file (gzipped) and a Kernel Tuner cache with their T1 space become
+# landscapes that run --replay searches; invalid results keep their verdicts; restrictions
+# that cannot be translated are refused; replay finds a recording by params, not by hash.
+. tests/cli/lib.sh
+
+FIX="$TOP/tests/fixtures/import"
+gzip -c "$FIX/toy_gpu_T4.json" >"$TMP/toy_gpu_T4.json.gz"
+
+# the T4 file, gzipped: config, sidecar and recording
+TUNER_DB="$TMP/t4.db" run_tuner import --t1 "$FIX/toy_T1.json" -o "$TMP/toy.yaml" "$TMP/toy_gpu_T4.json.gz"
+expect_rc 0 "import a T4 file"
+expect_grep "$TMP/out" "imported 54 configurations of toy_kernel on toy_gpu (T4 1.0.0): 41 timed, 10 constraint, 1 compile, 1 runtime fault, 1 wrong" "the summary counts every verdict"
+expect_grep "$TMP/out" "3 restrictions translated" "restrictions translated"
+[ -f "$TMP/toy.family.yaml" ] || fail "the sidecar is written beside the config"
+expect_grep "$TMP/toy.family.yaml" '"((layout == 0) || (tile > 1))"' "a restriction on a string param, translated to its codes"
+expect_grep "$TMP/toy.family.yaml" "landscape: true" "the sidecar declares a landscape"
+
+# every point of the space replayed: each verdict as recorded, nothing invented
+TUNER_DB="$TMP/sweep.db" run_tuner --config "$TMP/toy.yaml" run --replay "$TMP/t4.db" --strategy exhaustive --generations 10
+expect_rc 0 "exhaustive replay of the landscape"
+got=$(sqlite3 "$TMP/sweep.db" "SELECT group_concat(outcome || ':' || n) FROM (SELECT outcome, count(*) n FROM evals GROUP BY outcome ORDER BY outcome)")
+[ "$got" = "compile:1,constraint:28,ok:41,runtime fault:1,wrong:1" ] || fail "replayed verdicts: '$got'"
+r=$(sqlite3 "$TMP/sweep.db" "SELECT e.reason FROM evals e JOIN variants v ON v.id = e.variant_id WHERE v.params = 'bs=128,tile=2,layout=0,frac=1'")
+case "$r" in *"failed to compile (recorded)"*) ;; *) fail "a recorded compile failure: '$r'" ;; esac
+best=$(sqlite3 "$TMP/sweep.db" "SELECT v.params FROM evals e JOIN variants v ON v.id = e.variant_id ORDER BY e.fitness DESC LIMIT 1")
+[ "$best" = "bs=64,tile=2,layout=1,frac=1" ] || fail "the optimum of the recording: '$best'"
+
+# the default search finds it too, and the run reads like any other
+TUNER_DB="$TMP/run.db" run_tuner --config "$TMP/toy.yaml" run --replay "$TMP/t4.db" --generations 3 --seed 4
+expect_rc 0 "evolve on the landscape"
+expect_grep "$TMP/out" "replaying the measurements of" "a replay"
+TUNER_DB="$TMP/run.db" run_tuner top --k 1 --json
+expect_rc 0 "top on a replayed landscape"
+expect_grep "$TMP/out" '"layout": 1' "top names the best's params"
+
+# no --replay: a landscape has nothing to compile
+TUNER_DB="$TMP/none.db" run_tuner --config "$TMP/toy.yaml" run --generations 1
+expect_rc 64 "a landscape without --replay"
+expect_grep "$TMP/err" "search it with --replay" "the error says what to do"
+
+# the Kernel Tuner cache: its own device, the same verdicts
+TUNER_DB="$TMP/kt.db" run_tuner import --t1 "$FIX/toy_T1.json" -o "$TMP/kt.yaml" "$FIX/toy_cache.json"
+expect_rc 0 "import a Kernel Tuner cache"
+expect_grep "$TMP/out" "on Toy GPU (Kernel Tuner cache 1.1.0)" "the cache names its device"
+TUNER_DB="$TMP/kt-run.db" run_tuner --config "$TMP/kt.yaml" run --replay "$TMP/kt.db" --strategy exhaustive --generations 10
+expect_rc 0 "replay of the cache"
+n=$(sqlite3 "$TMP/kt-run.db" "SELECT count(*) FROM evals WHERE outcome = 'ok'")
+[ "$n" -eq 42 ] || fail "42 timed in the cache, $n replayed"
+
+# an existing database is not overwritten; --force replaces it
+TUNER_DB="$TMP/kt.db" run_tuner import --t1 "$FIX/toy_T1.json" -o "$TMP/kt.yaml" "$FIX/toy_cache.json"
+expect_rc 73 "import into an existing database"
+expect_grep "$TMP/err" "exists" "says why"
+TUNER_DB="$TMP/kt.db" run_tuner import --force --baseline median -o "$TMP/kt.yaml" "$FIX/toy_cache.json"
+expect_rc 0 "--force"
+expect_grep "$TMP/out" "baseline: the configuration of median cost" "--baseline median"
+
+# a restriction that cannot be translated: refused, naming the file and the restriction
+sed 's|"bs \* tile <= 256"|"bs / tile <= 256"|' "$FIX/toy_T1.json" >"$TMP/bad_T1.json"
+TUNER_DB="$TMP/bad.db" run_tuner import --t1 "$TMP/bad_T1.json" -o "$TMP/bad.yaml" "$FIX/toy_gpu_T4.json"
+expect_rc 65 "an untranslatable restriction"
+expect_grep "$TMP/err" "bad_T1.json: cannot translate restriction 1 'bs / tile <= 256': true division" "the refusal names the file, the restriction and why"
+[ -f "$TMP/bad.db" ] && fail "nothing is written after a refusal"
+
+# replay answers by template, arch and params: a recording whose variant hashes differ
+# (another tuner version hashes more) replays the same
+SWEEP="$TOP/tests/fixtures/sweep-h100.db"
+cp "$SWEEP" "$TMP/rehashed.db"
+sqlite3 "$TMP/rehashed.db" "PRAGMA journal_mode=DELETE; UPDATE variants SET hash = hash || 'x'" >/dev/null
+TUNER_DB="$TMP/a.db" run_tuner run --replay "$SWEEP" --generations 2 --population 12 --seed 3
+expect_rc 0 "replay of the sweep"
+TUNER_DB="$TMP/b.db" run_tuner run --replay "$TMP/rehashed.db" --generations 2 --population 12 --seed 3
+expect_rc 0 "replay of the rehashed sweep"
+q="SELECT v.params, e.outcome, printf('%.6f', e.fitness) FROM evals e JOIN variants v ON v.id = e.variant_id ORDER BY v.id"
+[ "$(sqlite3 "$TMP/a.db" "$q")" = "$(sqlite3 "$TMP/b.db" "$q")" ] || fail "the rehashed recording replays differently"
+[ "$(sqlite3 "$TMP/b.db" "SELECT count(*) FROM evals WHERE outcome = 'ok'")" -gt 0 ] || fail "nothing replayed from the rehashed recording"
+finish

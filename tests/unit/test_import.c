@@ -1,0 +1,393 @@
+/* Unit tests for the importer: restrictions translated from Python, T4 files and Kernel Tuner
+ * caches. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tuner/common.h"
+#include "tuner/config.h"
+#include "tuner/db.h"
+#include "tuner/expr.h"
+#include "tuner/import.h"
+
+#include "unit/capture.h"
+
+#define FIX "tests/fixtures/import/"
+
+/* ------------------------------------------------------------- a space */
+
+/* Three integer params (one with negative values) and two coded ones. */
+static struct import_landscape toy;
+
+static void param(struct import_param *p, const char *name, const long long *v, size_t n)
+{
+	p->name = xstrdup(name);
+	p->n = n;
+	p->values = xcalloc(n, sizeof(*p->values));
+	memcpy(p->values, v, n * sizeof(*v));
+}
+
+static void coded(struct import_param *p, const char *name, const char *const *labels,
+                  const double *num, size_t n)
+{
+	size_t i;
+
+	p->name = xstrdup(name);
+	p->n = n;
+	p->coded = 1;
+	p->values = xcalloc(n, sizeof(*p->values));
+	p->labels = xcalloc(n, sizeof(*p->labels));
+	p->num = xcalloc(n, sizeof(*p->num));
+	for (i = 0; i < n; i++) {
+		p->values[i] = (long long)i;
+		p->labels[i] = xstrdup(labels[i]);
+		p->num[i] = num[i];
+	}
+}
+
+static int setup(void **state)
+{
+	static const long long a[] = {16, 32, 64}, b[] = {1, 2, 3, 4}, c[] = {-2, 0, 2};
+	static const char *const layouts[] = {"row", "col", "tiled"};
+	static const char *const fracs[] = {"0.5", "1", "1.5"};
+	static const double nan3[] = {NAN, NAN, NAN}, fnum[] = {0.5, 1, 1.5};
+
+	memset(&toy, 0, sizeof(toy));
+	param(&toy.params[0], "a", a, 3);
+	param(&toy.params[1], "b", b, 4);
+	param(&toy.params[2], "c", c, 3);
+	coded(&toy.params[3], "layout", layouts, nan3, 3);
+	coded(&toy.params[4], "frac", fracs, fnum, 3);
+	toy.nparams = 5;
+	capture_start();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	import_release(&toy);
+	capture_stop();
+	return 0;
+}
+
+/* Python in, tuner's expression out; NULL (with why) when it cannot be translated. */
+static char *tr(const char *py, char *why)
+{
+	return import_translate(&toy, py, why, 300);
+}
+
+/* Evaluate a translation on (a, b, c, layout code, frac code). */
+static long long eval(const char *text, long long a, long long b, long long c, long long layout,
+                      long long frac)
+{
+	struct expr_var vars[] = {{"a", a}, {"b", b}, {"c", c}, {"layout", layout}, {"frac", frac}};
+	struct expr_scope scope = {vars, 5, NULL};
+	struct expr_err err;
+	struct expr *e = expr_parse(text, &err);
+	long long v = -99;
+
+	assert_non_null(e);
+	assert_int_equal(expr_eval(e, &scope, &v, &err), 0);
+	expr_free(e);
+	return v;
+}
+
+static void check(const char *py, const char *want)
+{
+	char why[300] = "", *got = tr(py, why);
+
+	if (!got)
+		fail_msg("'%s' not translated: %s", py, why);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void refuse(const char *py, const char *reason)
+{
+	char why[300] = "", *got = tr(py, why);
+
+	if (got)
+		fail_msg("'%s' translated to '%s', expected a refusal", py, got);
+	if (!strstr(why, reason))
+		fail_msg("'%s' refused with '%s', expected '%s'", py, why, reason);
+}
+
+/* --------------------------------------------------------------- tests */
+
+static void test_translate_operators(void **state)
+{
+	check("a*b<=64", "((a * b) <= 64)");
+	check("a == 16 or b != 1", "((a == 16) || (b != 1))");
+	check("not (a > 16 and b < 3)", "(!((a > 16) && (b < 3)))");
+	check("a // 16 % 2 == 0", "(((a / 16) % 2) == 0)");
+	check("b ** 2 <= a", "((b * b) <= a)");
+	check("a if b > 2 else 0", "((b > 2) ? a : 0)");
+	check("True", "1");
+	check("max(a, b, 7) > min([a, 32])", "(max(max(a, b), 7) > min(a, 32))");
+	check("abs(b - 3) <= 1", "(((b - 3) < 0 ? -(b - 3) : (b - 3)) <= 1)");
+	check("1.0 * a >= 32.0", "((1 * a) >= 32)");
+}
+
+/* Chains split into links; in and not in become equalities; fractions bound integers. */
+static void test_translate_semantics(void **state)
+{
+	char why[300], *t;
+
+	t = tr("16 < a * b <= 64", why);
+	assert_non_null(t);
+	assert_int_equal(eval(t, 16, 2, 0, 0, 0), 1);
+	assert_int_equal(eval(t, 16, 1, 0, 0, 0), 0);
+	assert_int_equal(eval(t, 64, 2, 0, 0, 0), 0);
+	free(t);
+	t = tr("b in (1, 3) and a not in [16]", why);
+	assert_non_null(t);
+	assert_int_equal(eval(t, 32, 3, 0, 0, 0), 1);
+	assert_int_equal(eval(t, 16, 3, 0, 0, 0), 0);
+	assert_int_equal(eval(t, 32, 2, 0, 0, 0), 0);
+	free(t);
+	/* b < 2.5 holds for b = 1, 2 and not for 3: the integer comparison b < 3 */
+	t = tr("b < 2.5", why);
+	assert_non_null(t);
+	assert_int_equal(eval(t, 16, 2, 0, 0, 0), 1);
+	assert_int_equal(eval(t, 16, 3, 0, 0, 0), 0);
+	free(t);
+	check("b == 2.5", "0");
+}
+
+/* A param whose values are not integers is compared by its labels; its codes are what is stored. */
+static void test_translate_coded(void **state)
+{
+	check("layout == 'col'", "(layout == 1)");
+	check("'row' != layout", "(layout == 1 || layout == 2)");
+	check("frac <= 1.0", "(frac == 0 || frac == 1)");
+	check("frac > 2", "0");
+	check("layout in ['row', 'tiled']", "((layout == 0) || (layout == 2))");
+	check("0.75 < frac <= 1.5", "(frac == 1 || frac == 2)");
+	check("layout == layout", "(layout == layout)");
+}
+
+static void test_translate_refusals(void **state)
+{
+	refuse("a / b > 2", "true division");
+	refuse("a & 1 == 0", "bitwise");
+	refuse("~a", "bitwise");
+	refuse("d > 1", "unknown name 'd'");
+	refuse("len(a) > 1", "function 'len'");
+	refuse("frac * 2 > 1", "takes values that are not integers");
+	refuse("layout > frac", "can only be compared with constants");
+	refuse("layout < 1", "compares 'layout' (a string) with a number");
+	refuse("c // 2 == 0", "Python floors where tuner truncates");
+	refuse("a ** b > 1", "constant exponent");
+	refuse("a[0] > 1", "subscripts");
+	refuse("a is None", "not supported");
+	refuse("a > ", "unexpected end");
+	refuse("(a > 1", "expected ')'");
+}
+
+/* --------------------------------------------------------- whole files */
+
+static void test_read_t4(void **state)
+{
+	struct import_landscape ls;
+	long long counts[OUTCOME_COUNT] = {0};
+	size_t i;
+
+	assert_int_equal(import_read(FIX "toy_gpu_T4.json", FIX "toy_T1.json", NULL, NULL, &ls), 0);
+	assert_string_equal(ls.name, "toy_kernel");
+	assert_string_equal(ls.device, "toy_gpu"); /* from the file name */
+	assert_string_equal(ls.objective, "time");
+	assert_false(ls.maximize);
+	assert_int_equal(ls.nparams, 4);
+	assert_false(ls.params[0].coded);
+	assert_true(ls.params[2].coded); /* layout: strings */
+	assert_string_equal(ls.params[2].labels[1], "col");
+	assert_true(ls.params[3].coded); /* frac: floats */
+	assert_true(ls.params[3].num[2] == 1.5);
+	assert_int_equal(ls.nrestrictions, 3);
+	assert_string_equal(ls.translated[1], "((layout == 0) || (tile > 1))");
+	for (i = 0; i < ls.nentries; i++)
+		counts[ls.entries[i].outcome]++;
+	assert_int_equal(ls.nentries, 54);
+	assert_int_equal(counts[VARIANT_OK], 41);
+	assert_int_equal(counts[REJECT_CONSTRAINT], 10);
+	assert_int_equal(counts[REJECT_COMPILE], 1);
+	assert_int_equal(counts[REJECT_RUNTIME_FAULT], 1);
+	assert_int_equal(counts[REJECT_WRONG], 1);
+	for (i = 0; i < ls.nentries; i++)
+		if (ls.entries[i].outcome == VARIANT_OK) {
+			/* milliseconds in the file, microseconds here; the samples too */
+			assert_true(ls.entries[i].cost >= 1000);
+			assert_int_equal(ls.entries[i].nsamples, 4);
+		}
+	assert_int_equal(import_set_baseline(&ls, NULL), 0);
+	assert_string_equal(ls.baseline_why, "the declared default");
+	assert_int_equal(ls.baseline[0], 32);
+	assert_int_equal(ls.baseline[3], 1); /* frac = 1.0: code 1 */
+	assert_int_equal(import_set_baseline(&ls, "bs=64,tile=2,layout=col,frac=1.5"), 0);
+	assert_int_equal(ls.baseline[0], 64);
+	assert_int_equal(ls.baseline[2], 1);
+	assert_int_equal(ls.baseline[3], 2);
+	capture_start();
+	assert_int_equal(import_set_baseline(&ls, "bs=128,tile=4"), -1); /* breaks a restriction */
+	assert_non_null(strstr(captured, "was not timed"));
+	assert_int_equal(import_set_baseline(&ls, "median"), 0);
+	import_release(&ls);
+}
+
+static void test_read_cache(void **state)
+{
+	struct import_landscape ls;
+	long long counts[OUTCOME_COUNT] = {0};
+	size_t i;
+
+	assert_int_equal(import_read(FIX "toy_cache.json", FIX "toy_T1.json", NULL, NULL, &ls), 0);
+	assert_string_equal(ls.device, "Toy GPU");
+	assert_true(strstr(ls.format, "Kernel Tuner cache") != NULL);
+	for (i = 0; i < ls.nentries; i++)
+		counts[ls.entries[i].outcome]++;
+	assert_int_equal(counts[REJECT_CONSTRAINT], 10); /* InvalidConfig */
+	assert_int_equal(counts[REJECT_COMPILE], 1);     /* CompilationFailedConfig */
+	assert_int_equal(counts[REJECT_RUNTIME_FAULT], 1);
+	import_release(&ls);
+	/* no T1: the cache's own params, no restrictions, no defaults (the median is the baseline)
+	 */
+	assert_int_equal(import_read(FIX "toy_cache.json", NULL, NULL, NULL, &ls), 0);
+	assert_int_equal(ls.nparams, 4);
+	assert_int_equal(ls.nrestrictions, 0);
+	assert_int_equal(import_set_baseline(&ls, NULL), 0);
+	assert_string_equal(ls.baseline_why, "the configuration of median cost");
+	import_release(&ls);
+}
+
+/* What the file and the translation disagree on, and what cannot be read, is an error. */
+static void test_read_errors(void **state)
+{
+	struct import_landscape ls;
+	char dir[] = "/tmp/tuner-import-XXXXXX", path[256];
+	FILE *f;
+
+	assert_int_equal(import_read(FIX "toy_gpu_T4.json", NULL, NULL, NULL, &ls), -1);
+	assert_non_null(strstr(captured, "needs its T1"));
+	import_release(&ls);
+	assert_non_null(mkdtemp(dir));
+	/* a restriction that the measured results break */
+	snprintf(path, sizeof(path), "%s/bad_T1.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"General\": {\"BenchmarkName\": \"toy_kernel\"}, \"ConfigurationSpace\": {"
+	      "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[16, 32, 64, 128]\"},"
+	      "{\"Name\": \"tile\", \"Values\": \"[1, 2, 4]\"},"
+	      "{\"Name\": \"layout\", \"Values\": \"['row', 'col']\"},"
+	      "{\"Name\": \"frac\", \"Values\": [0.5, 1.0, 1.5]}],"
+	      "\"Conditions\": [{\"Expression\": \"bs < 64\"}]}}",
+	      f);
+	fclose(f);
+	capture_start();
+	assert_int_equal(import_read(FIX "toy_gpu_T4.json", path, "g", NULL, &ls), -1);
+	if (!strstr(captured, "the translation disagrees with the file"))
+		fail_msg("%s", captured);
+	import_release(&ls);
+	/* a restriction that cannot be translated: the file and the restriction are named */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"General\": {\"BenchmarkName\": \"toy_kernel\"}, \"ConfigurationSpace\": {"
+	      "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[16, 32, 64, 128]\"}],"
+	      "\"Conditions\": [{\"Expression\": \"bs / 3 > 1\"}]}}",
+	      f);
+	fclose(f);
+	capture_start();
+	assert_int_equal(import_read(FIX "toy_gpu_T4.json", path, "g", NULL, &ls), -1);
+	assert_non_null(
+	    strstr(captured, "bad_T1.json: cannot translate restriction 1 'bs / 3 > 1'"));
+	import_release(&ls);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Written: a config that loads, and a recording that keeps every verdict. */
+static void test_write(void **state)
+{
+	struct import_landscape ls;
+	char dir[] = "/tmp/tuner-import-XXXXXX", conf[256], db[256];
+	struct config cfg;
+	struct db *h;
+	struct db_recorded_key key;
+	struct db_measured m;
+	struct db_gate_found g;
+	long long run;
+	char device[64];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/toy.yaml", dir);
+	snprintf(db, sizeof(db), "%s/toy.db", dir);
+	assert_int_equal(import_read(FIX "toy_gpu_T4.json", FIX "toy_T1.json", "Toy", NULL, &ls),
+	                 0);
+	assert_int_equal(import_set_baseline(&ls, NULL), 0);
+	assert_int_equal(import_write(&ls, conf, db, "tuner import"), 0);
+	assert_int_equal(config_load(conf, &cfg), 0);
+	assert_string_equal(cfg.arch.name, "none");
+	assert_int_equal(cfg.fam.nparams, 4);
+	assert_int_equal(cfg.fam.nconstraints, 3);
+	assert_null(cfg.fam.source);
+	assert_int_equal(db_open_readonly(db, &h), 0);
+	assert_int_equal(db_recording_find(h, cfg.fam.source_hash, "none",
+	                                   "[{\"name\":\"recorded\"}]", &run, device,
+	                                   sizeof(device)),
+	                 1);
+	assert_string_equal(device, "Toy");
+	key.template_hash = cfg.fam.source_hash;
+	key.arch = "none";
+	key.params = "bs=32,tile=1,layout=0,frac=1";
+	assert_int_equal(db_measure_lookup_params(h, &key, "Toy", "", &m), 1);
+	assert_int_equal(m.outcome, VARIANT_OK);
+	assert_true(fabs(m.median_us - 2000) < 1e-6); /* 2 ms */
+	assert_true(m.ci_lo_us <= m.median_us && m.median_us <= m.ci_hi_us);
+	db_measured_release(&m);
+	key.params = "bs=128,tile=2,layout=0,frac=1";
+	assert_int_equal(db_gate_rejection_params(h, &key, &g), 1);
+	assert_string_equal(g.gate, "compile");
+	assert_int_equal(g.outcome, REJECT_COMPILE);
+	db_gate_found_release(&g);
+	key.params = "bs=16,tile=4,layout=1,frac=2";
+	assert_int_equal(db_gate_rejection_params(h, &key, &g), 0);
+	assert_int_equal(db_measure_lookup_params(h, &key, "Toy", "", &m), 1);
+	assert_int_equal(m.outcome, REJECT_RUNTIME_FAULT);
+	db_measured_release(&m);
+	key.params = "bs=128,tile=4,layout=0,frac=0";
+	assert_int_equal(db_gate_rejection_params(h, &key, &g), 1);
+	assert_string_equal(g.gate, "constraint");
+	db_gate_found_release(&g);
+	db_close(h);
+	/* a landscape goes into a new database only */
+	capture_start();
+	assert_int_equal(import_write(&ls, conf, db, "tuner import"), -1);
+	assert_non_null(strstr(captured, "exists"));
+	config_release(&cfg);
+	import_release(&ls);
+	snprintf(conf, sizeof(conf), "rm -rf '%s'", dir);
+	assert_int_equal(system(conf), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_translate_operators, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_translate_semantics, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_translate_coded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_translate_refusals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_t4, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_cache, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
