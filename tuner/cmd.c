@@ -16,11 +16,10 @@
 #include "tuner/worker.h"
 
 const struct cmd *const cmd_table[] = {
-    &cmd_run_entry,    &cmd_sweep_entry,  &cmd_check_entry,  &cmd_runs_entry,
-    &cmd_show_entry,   &cmd_top_entry,    &cmd_export_entry, &cmd_report_entry,
-    &cmd_cache_entry,  &cmd_import_entry, &cmd_serve_entry,  &cmd_submit_entry,
-    &cmd_jobs_entry,   &cmd_cancel_entry, &cmd_wait_entry,   &cmd_worker_entry,
-    &cmd_compile_entry,
+    &cmd_run_entry,    &cmd_sweep_entry,   &cmd_check_entry,  &cmd_runs_entry,   &cmd_show_entry,
+    &cmd_top_entry,    &cmd_export_entry,  &cmd_report_entry, &cmd_cache_entry,  &cmd_import_entry,
+    &cmd_serve_entry,  &cmd_submit_entry,  &cmd_jobs_entry,   &cmd_cancel_entry, &cmd_wait_entry,
+    &cmd_worker_entry, &cmd_compile_entry,
 };
 
 const unsigned cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);
