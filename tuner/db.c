@@ -1697,13 +1697,14 @@ int db_measure_lookup_params(struct db *db, const struct db_recorded_key *k, con
 int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
                              struct db_gate_found *out)
 {
-	struct dbb_stmt *st = STMT(db,
-	                        "SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
-	                        " ON v.id = g.variant_id WHERE v.template_hash = ?1 AND v.arch = ?2"
-	                        " AND v.params = ?3 AND g.outcome != 'ok'"
-	                        " AND g.gate IN ('constraint', 'compile', 'resources', 'sanitize')"
-	                        " ORDER BY g.id LIMIT 1",
-	                        "ttt", k->template_hash, k->arch, k->params);
+	struct dbb_stmt *st =
+	    STMT(db,
+	         "SELECT g.gate, g.outcome, g.reason FROM gates g JOIN variants v"
+	         " ON v.id = g.variant_id WHERE v.template_hash = ?1 AND v.arch = ?2"
+	         " AND v.params = ?3 AND g.outcome != 'ok'"
+	         " AND g.gate IN ('constraint', 'compile', 'resources', 'sanitize')"
+	         " ORDER BY g.id LIMIT 1",
+	         "ttt", k->template_hash, k->arch, k->params);
 	int rc, o = 0;
 
 	memset(out, 0, sizeof(*out));
