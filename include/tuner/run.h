@@ -84,7 +84,7 @@ struct run_claimer {
 enum run_state {
 	RUN_MORE,    /* it went on: step again */
 	RUN_WAIT,    /* nothing to claim now: others hold the rest of the generation */
-	RUN_DONE,    /* every generation observed, or the space exhausted */
+	RUN_DONE,    /* every generation observed (or the space exhausted), the final gate run */
 	RUN_STOPPED, /* *stop: the variant in flight was finished; claims not done returned */
 };
 
@@ -97,7 +97,7 @@ struct run_progress {
 };
 
 /*
- * One step: claimer NULL evaluates the next generation alone (tuner run);
+ * One step: claimer NULL evaluates the next generation alone, as tuner run does;
  * else a batch of claims or an observation. A run stopped in the middle of an
  * observation cannot step again (close and open it). enum run_state, or -1
  * after error(): the run cannot go on.
