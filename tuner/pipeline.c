@@ -466,7 +466,7 @@ static void maybe_baseline(struct pipeline *p, struct evaluation *ev)
 /* A shape not timed yet may give at most this much more than the best seen on it. */
 #define RACE_CAP_MARGIN 1.5
 
-static const struct pipeline *cost_p;
+static _Thread_local const struct pipeline *cost_p;
 
 static int by_cost(const void *a, const void *b)
 {
@@ -487,7 +487,7 @@ void pipeline_race_set(struct pipeline *p, double bar)
 	memset(rc, 0, sizeof(*rc));
 	for (s = 0; s < n; s++)
 		rc->order[s] = s;
-	cost_p = p; /* qsort has no context argument; one pipeline sorts at a time */
+	cost_p = p; /* qsort has no context argument: one pipeline per thread sorts at a time */
 	qsort(rc->order, n, sizeof(rc->order[0]), by_cost);
 	cost_p = NULL;
 	if (bar <= 0 || !p->have_baseline)

@@ -2,7 +2,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +24,6 @@
 #define ELITE_MAX 64
 /* Seconds between heartbeats: what tells a reader on another host that the run is alive. */
 #define HEARTBEAT_SECONDS 10.0
-
-/*
- * pipeline_race_set() sorts through a static pointer (qsort has no context),
- * and pipeline_init() calls it: the lanes of tuner serve, each with its
- * pipeline, take turns.
- */
-static pthread_mutex_t race_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct run {
 	struct db *db;
@@ -360,9 +352,7 @@ int run_open(struct db *db, const struct run_request *rq, long long run_id, stru
 		goto fail;
 	if (run_id <= 0 && (rc = create_run(r, rq)) != 0)
 		goto fail;
-	pthread_mutex_lock(&race_lock);
 	rc = pipeline_init(&r->p, &r->cfg, db, r->run_id, rq->cache_dir, rq->jobs);
-	pthread_mutex_unlock(&race_lock);
 	if (rc < 0) {
 		rc = EX_SOFTWARE;
 		goto fail;
@@ -462,9 +452,7 @@ int run_end(struct run *r, const char *status)
 
 static void race_set(struct run *r)
 {
-	pthread_mutex_lock(&race_lock);
 	pipeline_race_set(&r->p, search_race_bar(r->s));
-	pthread_mutex_unlock(&race_lock);
 }
 
 /* Propose the generation in hand, with its candidates' parents as variant ids. */
