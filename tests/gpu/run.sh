@@ -67,8 +67,9 @@ done
 
 # tuner end to end: the planted faults, then the planted-defect corpus, through `tuner sweep`,
 # verdicts read back from the database; the corpus's table goes to $CORPUS_TABLE too.
+# GPU_SCRIPTS="t-faults t-serve" runs only those.
 export CORPUS_TABLE="${CORPUS_TABLE:-$BUILD/tests/corpus-table.md}"
-for t in t-faults t-corpus t-serve; do
+for t in ${GPU_SCRIPTS:-t-faults t-corpus t-serve}; do
 	log="$BUILD/tests/$t.log"
 	if [ -x "$BUILD/tuner" ]; then
 		rc=0
