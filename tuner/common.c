@@ -219,6 +219,8 @@ void set_read_guard(read_guard_fn fn)
 	read_guard = fn;
 }
 
+static int read_whole(const char *path, size_t max, char **out, size_t *len);
+
 int read_file(const char *path, char **out, size_t *len)
 {
 	return read_file_limited(path, 0, out, len);
@@ -226,13 +228,23 @@ int read_file(const char *path, char **out, size_t *len)
 
 int read_file_limited(const char *path, size_t max, char **out, size_t *len)
 {
+	if (read_guard && read_guard(path) < 0)
+		return -1;
+	return read_whole(path, max, out, len);
+}
+
+int read_own_file(const char *path, char **out, size_t *len)
+{
+	return read_whole(path, 0, out, len);
+}
+
+static int read_whole(const char *path, size_t max, char **out, size_t *len)
+{
 	struct strbuf sb = STRBUF_INIT;
 	char chunk[65536];
 	FILE *f;
 	size_t n;
 
-	if (read_guard && read_guard(path) < 0)
-		return -1;
 	f = fopen(path, "rb");
 	if (!f)
 		return -1;

@@ -477,7 +477,7 @@ static int tool_first_error(const char *log, char *out, size_t len)
 	char *text, *line, *save = NULL;
 	int found = 0;
 
-	if (read_file(log, &text, NULL) < 0)
+	if (read_own_file(log, &text, NULL) < 0)
 		return -1;
 	*out = '\0';
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

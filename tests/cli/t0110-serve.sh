@@ -126,8 +126,12 @@ stop_serve "$SERVE_PID"
 
 # ---------------------------------------------------------------- compiled and measured
 # Not a replay: each GPU's lane compiles what it claims and measures it on its (fake) GPU, the
-# elite's newcomers meet the alignment gate there, and the result is plain tuner run's.
+# elite's newcomers meet the alignment gate there, and the result is plain tuner run's. The final
+# elite goes through compute-sanitizer (the stand-in), whose log lies in TMPDIR, outside the
+# server's roots: tuner's own file, which the confinement of the job's inputs must not refuse.
 G=$TMP/gpu.db
+export TUNER_COMPUTE_SANITIZER="$TOP/tests/fixtures/tools/fake-compute-sanitizer"
+export FAKE_SANITIZER_CALLS="$TMP/tool-calls"
 TUNER_DB="$TMP/gpu-solo.db" run_tuner run --generations 3 --population 4 --seed 3
 expect_rc 0 "plain tuner run on the fake GPU"
 signature "$TMP/gpu-solo.db" 1 >"$TMP/solo-gpu.sig"
@@ -143,6 +147,10 @@ for q in "SELECT count(*) FROM measurements" "SELECT gate || outcome || count(*)
 		fail "'$q' differs from plain tuner run's: $(sqlite3 "$G" "$q" | tr '\n' ' ') vs $(sqlite3 "$TMP/gpu-solo.db" "$q" | tr '\n' ' ')"
 done
 unset TUNER_TEST_STEP_DELAY
+[ "$(grep -c . "$TMP/tool-calls")" -ge 2 ] || fail "compute-sanitizer ran in the run and the job"
+[ "$(sqlite3 "$G" "SELECT count(*) FROM gates WHERE gate = 'tools' AND outcome = 'ok' AND reason LIKE '%found nothing'")" -ge 1 ] ||
+	fail "the job's final elite passed compute-sanitizer: $(sqlite3 "$G" "SELECT gate, outcome, reason FROM gates WHERE gate = 'tools'")"
+unset TUNER_COMPUTE_SANITIZER FAKE_SANITIZER_CALLS
 
 # ---------------------------------------------------------------- the server's own checks
 mkdir -p "$TMP/other"
