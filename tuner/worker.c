@@ -540,8 +540,10 @@ int worker_tool_check(int device, const char *path, const char *tool, const stru
 		int found = tool_first_error(log, text, sizeof(text));
 
 		if (found < 0) {
-			snprintf(why, whylen, "cannot read compute-sanitizer's log '%s'", log);
-			r = -1;
+			/* no verdict either way: the variant stays unchecked, the run goes on */
+			snprintf(report, len, "cannot read compute-sanitizer %s's log '%s': %s", tool,
+			         log, strerror(errno));
+			r = 2;
 		} else if (found) {
 			snprintf(report, len, "compute-sanitizer %s: %s", tool, text);
 			r = 1;

@@ -182,7 +182,7 @@ int worker_tool_path(char *out, size_t len);
  * kernels excluded. 0 clean, 1 with report naming the first problem the tool
  * found (or the check's own failure under it), 2 with report when it gave no
  * verdict (the tool could not start, ran out of time or died, having found
- * nothing), -1 with why when its log cannot be made or read.
+ * nothing, or its log cannot be read), -1 with why when its log cannot be made.
  */
 int worker_tool_check(int device, const char *path, const char *tool, const struct worker_job *job,
                       char *report, size_t len, char *why, size_t whylen);
