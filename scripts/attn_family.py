@@ -137,11 +137,11 @@ class Variant:
 
     def resources(self):
         """Registers and local bytes per thread of each entry, from the loaded module."""
-        import cupy
         out = {}
         for e, fn in self.fns.items():
-            out[e] = {"num_regs": int(cupy.cuda.driver.funcGetAttribute(4, fn.ptr)),
-                      "local_size_bytes": int(cupy.cuda.driver.funcGetAttribute(3, fn.ptr))}
+            a = fn.attributes  # cupy.RawKernel: the driver's cuFuncGetAttribute values
+            out[e] = {"num_regs": int(a["num_regs"]),
+                      "local_size_bytes": int(a["local_size_bytes"])}
         return out
 
     def bind(self, shape, bufs):

@@ -7,6 +7,8 @@
 #
 #   scripts/sm90_dev.sh            # results under $OUT (default build/sm90_dev)
 #   QUICK=1 scripts/sm90_dev.sh    # correctness only, no timing
+#   MORE_CONFIGS="64 128 1 3 0 0
+#   128 128 2 3 1 1" scripts/sm90_dev.sh   # also these (e.g. a tuner sweep's per-shape winners)
 set -u
 cd "$(dirname "$0")/.."
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -38,6 +40,7 @@ CONFIGS="
 128 176 2 2 1 1
 128 96 2 3 1 1
 128 64 3 3 1 1
+${MORE_CONFIGS:-}
 "
 SANITIZE="64 128 3 4 1 1
 128 128 2 2 1 1"
