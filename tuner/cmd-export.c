@@ -15,9 +15,10 @@ enum format { FORMAT_HEADER, FORMAT_JSON, FORMAT_T4 };
 
 /* The document, in out; a sysexits code. */
 static int render(struct db *db, long long run, long long k, enum format format, int per_shape,
-                  const char *output, struct strbuf *out)
+                  const char *output, const char *config, struct strbuf *out)
 {
-	struct export_header_opts ho = {output, per_shape, time(NULL)};
+	struct export_header_opts ho = {output, per_shape, time(NULL), NULL};
+	struct config cfg;
 	struct ranking r;
 	int rc = 0;
 
@@ -32,9 +33,14 @@ static int render(struct db *db, long long run, long long k, enum format format,
 		rc = EX_DATAERR;
 	} else if (format == FORMAT_JSON) {
 		rc = export_json(&r, out) < 0 ? EX_DATAERR : 0;
-	} else if ((per_shape && export_rank_per_shape(db, &r) < 0) ||
-	           export_header(&r, &ho, out) < 0) {
-		rc = EX_DATAERR;
+	} else if (export_load_family(&r, config, &cfg) < 0) {
+		rc = EX_CONFIG;
+	} else {
+		ho.cfg = &cfg;
+		if ((per_shape && export_rank_per_shape(db, &r) < 0) ||
+		    export_header(&r, &ho, out) < 0)
+			rc = EX_DATAERR;
+		config_release(&cfg);
 	}
 	ranking_release(&r);
 	return rc;
@@ -139,7 +145,8 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 		db_close(db);
 		return rc;
 	}
-	rc = render(db, run, k, format, per_shape, output, &out);
+	rc = render(db, run, k, format, per_shape, output, g->config_given ? g->config_path : NULL,
+	            &out);
 	db_close(db);
 	if (rc) {
 		sb_release(&out);
