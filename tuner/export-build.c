@@ -99,9 +99,9 @@ int export_load_family(const struct ranking *r, const char *config_path, struct 
 		goto fail;
 	}
 	if (run->template_hash && strcmp(run->template_hash, cfg->fam.source_hash))
-		warning("the template of '%s' changed since run %lld (hash %s, then %s): the header "
-		        "follows it as it is now",
-		        cfg->fam.name, run->id, cfg->fam.source_hash, run->template_hash);
+		warning("the template of '%s' changed since run %lld (hash %s then, %s now): the "
+		        "header follows it as it is now",
+		        cfg->fam.name, run->id, run->template_hash, cfg->fam.source_hash);
 	if (take_shapes(cfg, r->shapes, r->nshapes) < 0)
 		goto fail;
 	return 0;
@@ -184,6 +184,23 @@ static int ident_c(const char *name, struct strbuf *out, void *ctx)
 	return -1;
 }
 
+/* A C string literal of s: quotes and backslashes escaped, other bytes in octal. */
+static void add_c_string(struct strbuf *out, const char *s)
+{
+	sb_adds(out, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			sb_addf(out, "\\%c", c);
+		else if (c < 0x20 || c > 0x7e || c == '?') /* '?': no trigraph */
+			sb_addf(out, "\\%03o", c);
+		else
+			sb_add(out, s, 1);
+	}
+	sb_adds(out, "\"");
+}
+
 /* "long long B, long long H, ..." */
 static void dim_args(const struct section *b, struct strbuf *out)
 {
@@ -204,16 +221,13 @@ static void dim_names(const struct section *b, struct strbuf *out)
 		sb_addf(out, "%s%s", d ? ", " : "", b->pr->dims[d]);
 }
 
-/* The SHAPE_ condition of a spec: "SHAPE_D == 64 && SHAPE_causal == 0"; "1" with none. */
+/* The SHAPE_ condition of a spec: " && SHAPE_D == 64 && SHAPE_causal == 0"; "" with none. */
 static void spec_cond(const struct section *b, const struct spec *sp, struct strbuf *out)
 {
 	size_t k;
 
 	for (k = 0; k < b->fam->nspecialize; k++)
-		sb_addf(out, "%sSHAPE_%s == %lld", k ? " && " : "", b->fam->specialize[k],
-		        sp->vals[k]);
-	if (!b->fam->nspecialize)
-		sb_adds(out, "1");
+		sb_addf(out, " && SHAPE_%s == %lld", b->fam->specialize[k], sp->vals[k]);
 }
 
 /* The launch expressions as one function; *used collects the helpers it calls. */
@@ -431,9 +445,8 @@ static int write_select(struct section *b, const struct shape_build *builds, siz
 		sb_addf(b->out, "%s%d", i ? ", " : "", build_of[i]);
 	sb_addf(b->out, "};\n\tstatic const char *const names[%zu] = {", r->nshapes);
 	for (i = 0; i < r->nshapes; i++) {
-		sb_adds(b->out, i ? ", \"" : "\"");
-		export_comment_text(b->out, r->shapes[i].name); /* printable, no quotes below */
-		sb_adds(b->out, "\"");
+		sb_adds(b->out, i ? ", " : "");
+		add_c_string(b->out, r->shapes[i].name);
 	}
 	sb_adds(b->out, "};\n");
 	for (i = 0; i < nbuilds; i++)
@@ -540,8 +553,9 @@ static int write_preamble(struct section *b, const struct variant *ranked,
 	for (i = 0; i < r->n; i++)
 		for (s = 0; s < b->nspecs; s++) {
 			sb_reset(&cond);
+			sb_grow(&cond, 0);
 			spec_cond(b, &b->specs[s], &cond);
-			sb_addf(b->out, "#%s %sRANK == %d && %s\n", i || s ? "elif" : "if", b->P,
+			sb_addf(b->out, "#%s %sRANK == %d%s\n", i || s ? "elif" : "if", b->P,
 			        r->v[i].rank, cond.buf);
 			sb_reset(&what);
 			sb_addf(&what, "rank %d: variant %lld%s%s", r->v[i].rank, r->v[i].variant_id,
