@@ -17,8 +17,8 @@ int export_names_add(struct export_names *m, const char *name)
 
 	for (i = 0; i < m->n; i++)
 		if (!strcmp(m->v[i], name))
-			return error("two identifiers would be named '%s' (rename a shape or param)",
-			             name);
+			return error(
+			    "two identifiers would be named '%s' (rename a shape or param)", name);
 	ALLOC_GROW(m->v, m->n + 1, m->alloc);
 	m->v[m->n++] = xstrdup(name);
 	return 0;
@@ -114,14 +114,15 @@ fail:
 
 /* Words a C or C++ compiler would not take as a member's name. */
 static const char *const keywords[] = {
-    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-    "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
-    "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
-    "operator", "or", "private", "protected", "public", "register", "restrict", "return",
-    "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw",
-    "true", "try", "typedef", "typename", "union", "unsigned", "using", "virtual", "void",
-    "volatile", "while", "xor",
+    "alignas",  "alignof",   "and",      "asm",      "auto",      "bool",     "break",    "case",
+    "catch",    "char",      "class",    "const",    "constexpr", "continue", "default",  "delete",
+    "do",       "double",    "else",     "enum",     "explicit",  "export",   "extern",   "false",
+    "float",    "for",       "friend",   "goto",     "if",        "inline",   "int",      "long",
+    "mutable",  "namespace", "new",      "noexcept", "not",       "nullptr",  "operator", "or",
+    "private",  "protected", "public",   "register", "restrict",  "return",   "short",    "signed",
+    "sizeof",   "static",    "struct",   "switch",   "template",  "this",     "throw",    "true",
+    "try",      "typedef",   "typename", "union",    "unsigned",  "using",    "virtual",  "void",
+    "volatile", "while",     "xor",
 };
 
 /* The config struct's own members: no param may take their names. */
@@ -268,8 +269,8 @@ static int write_geometry(struct section *b, struct strbuf *fn, unsigned *used)
 
 				if (!e)
 					continue;
-				sb_addf(fn, "\tc->launch[%zu].%s[%zu] = (unsigned int)(", i, what[w],
-				        d);
+				sb_addf(fn, "\tc->launch[%zu].%s[%zu] = (unsigned int)(", i,
+				        what[w], d);
 				if (expr_to_c(e, fn, b->p, ident_c, b, used) < 0)
 					return error("launch '%s': %s[%zu]", l->kernel, what[w], d);
 				sb_adds(fn, ");\n");
@@ -280,8 +281,8 @@ static int write_geometry(struct section *b, struct strbuf *fn, unsigned *used)
 				return error("launch '%s': smem", l->kernel);
 			sb_adds(fn, ");\n");
 		}
-		sb_addf(fn, "\tc->launch[%zu].smem_optin = c->launch[%zu].smem_bytes > 49152u;\n", i,
-		        i);
+		sb_addf(fn, "\tc->launch[%zu].smem_optin = c->launch[%zu].smem_bytes > 49152u;\n",
+		        i, i);
 	}
 	sb_adds(fn, "}\n\n");
 	return 0;
@@ -456,8 +457,9 @@ static int write_select(struct section *b, const struct shape_build *builds, siz
 	dim_names(b, b->out);
 	if (!pr->ndims)
 		sb_adds(b->out, "0");
-	sb_addf(b->out, "};\n\tstruct %sconfig c;\n\tint i, j, best = -1, exact = 0;\n"
-	                "\tdouble best_d = 0;\n\n",
+	sb_addf(b->out,
+	        "};\n\tstruct %sconfig c;\n\tint i, j, best = -1, exact = 0;\n"
+	        "\tdouble best_d = 0;\n\n",
 	        b->p);
 	sb_addf(b->out,
 	        "\tfor (i = 0; i < %zu && !exact; i++) {\n"
@@ -465,8 +467,9 @@ static int write_select(struct section *b, const struct shape_build *builds, siz
 	        "\t\tfor (j = 0; j < %zu && q[j] == tuned[i][j]; j++) {\n\t\t}\n"
 	        "\t\tif (j == %zu) {\n\t\t\tbest = i;\n\t\t\texact = 1;\n\t\t}\n\t}\n",
 	        r->nshapes, pr->ndims, pr->ndims);
-	sb_addf(b->out, "\tfor (i = 0; i < %zu && !exact; i++) {\n\t\tdouble d = 1;\n\n"
-	                "\t\tif (build[i] < 0",
+	sb_addf(b->out,
+	        "\tfor (i = 0; i < %zu && !exact; i++) {\n\t\tdouble d = 1;\n\n"
+	        "\t\tif (build[i] < 0",
 	        r->nshapes);
 	for (k = 0; k < b->fam->nspecialize; k++)
 		sb_addf(b->out, " || q[%d] != tuned[i][%d]",
@@ -509,8 +512,9 @@ static int write_defines(struct section *b, const struct variant *va, const stru
 			smem = defs[i].value;
 	sb_addf(b->out, "/* %s: %lld bytes of dynamic shared memory", what, smem);
 	if (smem > 49152)
-		sb_addf(b->out, ", above the 48 KB default: %sSMEM_ATTR(kernel, %lld) before "
-		                "launching */\n",
+		sb_addf(b->out,
+		        ", above the 48 KB default: %sSMEM_ATTR(kernel, %lld) before "
+		        "launching */\n",
 		        b->P, smem);
 	else
 		sb_adds(b->out, " */\n");
@@ -539,12 +543,12 @@ static int write_preamble(struct section *b, const struct variant *ranked,
 			sb_addf(&what, "build %zu: variant %lld%s%s", i, builds[i].variant_id,
 			        *b->specs[builds[i].spec].key ? ", " : "",
 			        b->specs[builds[i].spec].key);
-			if (write_defines(b, &builds[i].va, &b->specs[builds[i].spec], 0, what.buf) <
-			    0)
+			if (write_defines(b, &builds[i].va, &b->specs[builds[i].spec], 0,
+			                  what.buf) < 0)
 				goto out;
 		}
-		sb_addf(b->out, "#else\n#error \"%sCONFIG must be 0 to %zu\"\n#endif\n#else\n", b->P,
-		        nbuilds - 1);
+		sb_addf(b->out, "#else\n#error \"%sCONFIG must be 0 to %zu\"\n#endif\n#else\n",
+		        b->P, nbuilds - 1);
 	}
 	sb_addf(b->out, "#ifndef %sRANK\n#define %sRANK 1\n#endif\n", b->P, b->P);
 	for (k = 0; k < fam->nspecialize; k++)
@@ -558,8 +562,8 @@ static int write_preamble(struct section *b, const struct variant *ranked,
 			sb_addf(b->out, "#%s %sRANK == %d%s\n", i || s ? "elif" : "if", b->P,
 			        r->v[i].rank, cond.buf);
 			sb_reset(&what);
-			sb_addf(&what, "rank %d: variant %lld%s%s", r->v[i].rank, r->v[i].variant_id,
-			        *b->specs[s].key ? ", " : "", b->specs[s].key);
+			sb_addf(&what, "rank %d: variant %lld%s%s", r->v[i].rank,
+			        r->v[i].variant_id, *b->specs[s].key ? ", " : "", b->specs[s].key);
 			if (write_defines(b, &ranked[i], &b->specs[s], 1, what.buf) < 0)
 				goto out;
 		}
@@ -592,11 +596,11 @@ static int in_list(const char *const *list, size_t n, const char *s)
 /* Every identifier the section adds, so that none is taken twice. */
 static int claim_names(struct section *b, int per_shape)
 {
-	static const char *const macros[] = {"RANK", "CONFIG", "NO_PREAMBLE", "NLAUNCHES",
-	                                     "SMEM_ATTR", "SMEM_OPTIN", "NSHAPES", "NCONFIGS"};
-	static const char *const fns[] = {"launch", "config", "clear", "geometry", "rank",
-	                                  "select", "min_i", "max_i", "min_f", "max_f",
-	                                  "abs_i", "abs_f", "ceil_div"};
+	static const char *const macros[] = {"RANK",      "CONFIG",     "NO_PREAMBLE", "NLAUNCHES",
+	                                     "SMEM_ATTR", "SMEM_OPTIN", "NSHAPES",     "NCONFIGS"};
+	static const char *const fns[] = {"launch", "config", "clear",   "geometry", "rank",
+	                                  "select", "min_i",  "max_i",   "min_f",    "max_f",
+	                                  "abs_i",  "abs_f",  "ceil_div"};
 	char *s;
 	size_t i, j;
 	int rc = 0;
@@ -624,8 +628,9 @@ static int claim_names(struct section *b, int per_shape)
 	for (i = 0; rc == 0 && i < b->fam->nparams; i++) {
 		if (in_list(keywords, ARRAY_SIZE(keywords), b->member[i]) ||
 		    in_list(members, ARRAY_SIZE(members), b->member[i]))
-			rc = error("param '%s' would be the member '%s', a name C or the header takes",
-			           b->fam->params[i].name, b->member[i]);
+			rc = error(
+			    "param '%s' would be the member '%s', a name C or the header takes",
+			    b->fam->params[i].name, b->member[i]);
 		for (j = 0; rc == 0 && j < i; j++)
 			if (!strcmp(b->member[i], b->member[j]))
 				rc = error("params '%s' and '%s' are one name in lower case",

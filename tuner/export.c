@@ -388,7 +388,8 @@ static int add_define(struct export_names *m, struct strbuf *out, const char *na
 	return 0;
 }
 
-static int add_defines(struct export_names *m, struct strbuf *out, const char *prefix, const char *params)
+static int add_defines(struct export_names *m, struct strbuf *out, const char *prefix,
+                       const char *params)
 {
 	struct export_params ps;
 	size_t i;

@@ -1420,25 +1420,39 @@ void expr_c_helpers(struct strbuf *out, const char *p, unsigned used)
 	if (used & EXPR_C_MATH)
 		sb_adds(out, "#include <math.h>\n");
 	if (used & EXPR_C_MIN_I)
-		sb_addf(out, "static inline long long %smin_i(long long a, long long b) "
-		             "{ return a < b ? a : b; }\n", p);
+		sb_addf(out,
+		        "static inline long long %smin_i(long long a, long long b) "
+		        "{ return a < b ? a : b; }\n",
+		        p);
 	if (used & EXPR_C_MAX_I)
-		sb_addf(out, "static inline long long %smax_i(long long a, long long b) "
-		             "{ return a > b ? a : b; }\n", p);
+		sb_addf(out,
+		        "static inline long long %smax_i(long long a, long long b) "
+		        "{ return a > b ? a : b; }\n",
+		        p);
 	if (used & EXPR_C_MIN_F)
-		sb_addf(out, "static inline double %smin_f(double a, double b) "
-		             "{ return a < b ? a : b; }\n", p);
+		sb_addf(out,
+		        "static inline double %smin_f(double a, double b) "
+		        "{ return a < b ? a : b; }\n",
+		        p);
 	if (used & EXPR_C_MAX_F)
-		sb_addf(out, "static inline double %smax_f(double a, double b) "
-		             "{ return a > b ? a : b; }\n", p);
+		sb_addf(out,
+		        "static inline double %smax_f(double a, double b) "
+		        "{ return a > b ? a : b; }\n",
+		        p);
 	if (used & EXPR_C_ABS_I)
-		sb_addf(out, "static inline long long %sabs_i(long long a) "
-		             "{ return a < 0 ? -a : a; }\n", p);
+		sb_addf(out,
+		        "static inline long long %sabs_i(long long a) "
+		        "{ return a < 0 ? -a : a; }\n",
+		        p);
 	if (used & EXPR_C_ABS_F)
-		sb_addf(out, "static inline double %sabs_f(double a) "
-		             "{ return a < 0 ? -a : a; }\n", p);
+		sb_addf(out,
+		        "static inline double %sabs_f(double a) "
+		        "{ return a < 0 ? -a : a; }\n",
+		        p);
 	if (used & EXPR_C_CEIL_DIV)
 		/* The evaluator's ceil_div: C's truncation is already the ceiling below zero. */
-		sb_addf(out, "static inline long long %sceil_div(long long a, long long b) "
-		             "{ return a / b + (a %% b > 0); }\n", p);
+		sb_addf(out,
+		        "static inline long long %sceil_div(long long a, long long b) "
+		        "{ return a / b + (a %% b > 0); }\n",
+		        p);
 }

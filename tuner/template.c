@@ -115,8 +115,8 @@ int template_defines(const struct config *cfg, const struct variant *va, const s
 			             expr_text(fam->smem_bytes), sh->name, err.msg);
 	}
 	for (i = 0; i < fam->nparams; i++)
-		out[n++] = (struct template_define){TEMPLATE_PARAM, "", fam->params[i].name,
-		                                    va->v[i]};
+		out[n++] =
+		    (struct template_define){TEMPLATE_PARAM, "", fam->params[i].name, va->v[i]};
 	for (i = 0; i < fam->nspecialize; i++)
 		out[n++] = (struct template_define){TEMPLATE_SHAPE, "SHAPE_", fam->specialize[i],
 		                                    sp->vals[i]};
