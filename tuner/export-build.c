@@ -705,15 +705,19 @@ int export_build(const struct ranking *r, const struct config *cfg, int per_shap
 	        "\n/* ---------------------------------------------------------- the build */\n"
 	        "/*\n"
 	        " * Include this header, then the template: it defines what tuner's preamble\n"
-	        " * does (each param, each specialised dim as SHAPE_<dim>, TUNER_SMEM_BYTES),\n"
-	        " * for rank %sRANK (default 1)%s%s. Define %sNO_PREAMBLE to have the\n"
-	        " * %s names alone. One build of the template serves one configuration (its\n"
-	        " * extern \"C\" entries are one each): build another with -D%sRANK=2%s,\n"
-	        " * in another translation unit, and rename its entries (-Dkernel=other).\n"
+	        " * does (each param, each specialised dim as SHAPE_<dim>, TUNER_SMEM_BYTES)\n"
+	        " * for rank %sRANK (default 1)%s.\n"
+	        " * Define %sNO_PREAMBLE to have the %s names alone. A build of the\n"
+	        " * template is one configuration (its extern \"C\" entries are one each):\n"
+	        " * build another with -D%sRANK=2%s in another translation unit,\n"
+	        " * its entries renamed (-Dkernel=other).\n"
 	        " */\n",
-	        P, b.fam->nspecialize ? " and the specialisation the SHAPE_ macros name " : "",
-	        b.fam->nspecialize ? "(default: the suite's first)" : "", P, P, P,
-	        nbuilds ? " or -D...CONFIG=i" : "");
+	        P,
+	        b.fam->nspecialize
+	            ? "\n * at the specialisation the SHAPE_ macros name (default: the "
+	              "suite's first)"
+	            : "",
+	        P, P, P, nbuilds ? " or -D...CONFIG=i" : "");
 	if (write_preamble(&b, ranked, builds, nbuilds) < 0)
 		goto out;
 	sb_addf(out,

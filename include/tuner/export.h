@@ -148,7 +148,7 @@ void export_names_release(struct export_names *m);
 int export_load_family(const struct ranking *r, const char *config_path, struct config *cfg);
 
 /*
- * The build section of a header (docs/DESIGN.md, "Export"): the template's
+ * The build section of a header (README.md, "Reading the results out"): the template's
  * preamble for rank PREFIX_RANK (default 1) and the specialisation the SHAPE_
  * macros name (default: the suite's first), or with per_shape for build
  * PREFIX_CONFIG; PREFIX_SMEM_OPTIN and PREFIX_SMEM_ATTR() for more than 48 KB
