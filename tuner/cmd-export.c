@@ -15,9 +15,10 @@ enum format { FORMAT_HEADER, FORMAT_JSON, FORMAT_T4 };
 
 /* The document, in out; a sysexits code. */
 static int render(struct db *db, long long run, long long k, enum format format, int per_shape,
-                  const char *output, struct strbuf *out)
+                  const char *output, const char *config, struct strbuf *out)
 {
-	struct export_header_opts ho = {output, per_shape, time(NULL)};
+	struct export_header_opts ho = {output, per_shape, time(NULL), NULL};
+	struct config cfg;
 	struct ranking r;
 	int rc = 0;
 
@@ -32,9 +33,14 @@ static int render(struct db *db, long long run, long long k, enum format format,
 		rc = EX_DATAERR;
 	} else if (format == FORMAT_JSON) {
 		rc = export_json(&r, out) < 0 ? EX_DATAERR : 0;
-	} else if ((per_shape && export_rank_per_shape(db, &r) < 0) ||
-	           export_header(&r, &ho, out) < 0) {
-		rc = EX_DATAERR;
+	} else if (export_load_family(&r, config, &cfg) < 0) {
+		rc = EX_CONFIG;
+	} else {
+		ho.cfg = &cfg;
+		if ((per_shape && export_rank_per_shape(db, &r) < 0) ||
+		    export_header(&r, &ho, out) < 0)
+			rc = EX_DATAERR;
+		config_release(&cfg);
 	}
 	ranking_release(&r);
 	return rc;
@@ -50,7 +56,12 @@ const struct cmd cmd_export_entry = {
 	     "\n"
 	     "Write the best K variants of a run (those 'tuner top' lists first).\n"
 	     "header: #define PREFIX_PARAM value per param, the prefix from the\n"
-	     "template's name, with the provenance in a comment; compiles on its own.\n"
+	     "template's name, with the provenance in a comment; then the template's\n"
+	     "preamble (include the header, then the template: nothing else needed),\n"
+	     "the launch (prefix_rank(r, dims...): grid, block, dynamic shared memory)\n"
+	     "and with --per-shape prefix_select(dims...), the nearest tuned shape's.\n"
+	     "It reads the run's sidecar through the config the run recorded (relative\n"
+	     "to the current directory) or the one --config names.\n"
 	     "json: the ranking as 'tuner top --json' prints it.\n"
 	     "t4: the T4 autotuning results format, every evaluated variant.\n"
 	     "-o replaces FILE whole or not at all (a temporary file beside it,\n"
@@ -139,7 +150,8 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 		db_close(db);
 		return rc;
 	}
-	rc = render(db, run, k, format, per_shape, output, &out);
+	rc = render(db, run, k, format, per_shape, output, g->config_given ? g->config_path : NULL,
+	            &out);
 	db_close(db);
 	if (rc) {
 		sb_release(&out);

@@ -375,22 +375,11 @@ const char *export_empty_reason(const struct ranking *r, char *buf, size_t len)
 
 /* ------------------------------------------------------------- C header */
 
-struct macros {
-	char **name;
-	size_t n, alloc;
-};
-
 /* Add "#define NAME value" to out, unless NAME is already taken: 0 or error(). */
-static int add_define(struct macros *m, struct strbuf *out, const char *name, long long value)
+static int add_define(struct export_names *m, struct strbuf *out, const char *name, long long value)
 {
-	size_t i;
-
-	for (i = 0; i < m->n; i++)
-		if (!strcmp(m->name[i], name))
-			return error("two macros would be named '%s' (rename a shape or param)",
-			             name);
-	ALLOC_GROW(m->name, m->n + 1, m->alloc);
-	m->name[m->n++] = xstrdup(name);
+	if (export_names_add(m, name) < 0)
+		return -1;
 	/* Parenthesised when negative, so the macro is safe inside any expression. */
 	if (value < 0)
 		sb_addf(out, "#define %s (%lld)\n", name, value);
@@ -399,7 +388,8 @@ static int add_define(struct macros *m, struct strbuf *out, const char *name, lo
 	return 0;
 }
 
-static int add_defines(struct macros *m, struct strbuf *out, const char *prefix, const char *params)
+static int add_defines(struct export_names *m, struct strbuf *out, const char *prefix,
+                       const char *params)
 {
 	struct export_params ps;
 	size_t i;
@@ -564,7 +554,7 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 	char *prefix = export_prefix(r->run.template_name), *guard = header_guard(prefix, o),
 	     *ranks;
 	struct strbuf defs = STRBUF_INIT, l = STRBUF_INIT;
-	struct macros m = {NULL, 0, 0};
+	struct export_names m = {NULL, 0, 0};
 	size_t i;
 	int rc = -1;
 
@@ -577,8 +567,7 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 	if (o->per_shape && !r->best)
 		BUG("export_header: per_shape without export_rank_per_shape()");
 	/* The guard is a macro too. */
-	ALLOC_GROW(m.name, 1, m.alloc);
-	m.name[m.n++] = xstrdup(guard);
+	export_names_add(&m, guard);
 
 	for (i = 0; i < r->n; i++) {
 		const struct export_entry *e = &r->v[i];
@@ -623,18 +612,24 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 			goto out;
 	}
 
-	/* ISO C has no empty translation unit: a declaration makes the header one on its own. */
+	/* A #define, so that #if PREFIX_RANKS > 1 means what it says. */
 	ranks = xasprintf("%sRANKS", prefix);
-	ALLOC_GROW(m.name, m.n + 1, m.alloc);
-	m.name[m.n++] = ranks;
-	for (i = 0; i + 1 < m.n; i++)
-		if (!strcmp(m.name[i], ranks)) {
-			error("two identifiers would be named '%s' (rename a shape or param)",
-			      ranks);
-			rc = -1;
+	sb_adds(&defs, "\n");
+	rc = add_define(&m, &defs, ranks, (long long)r->n);
+	free(ranks);
+	if (rc < 0 || (o->cfg && export_build(r, o->cfg, o->per_shape, &m, &defs) < 0)) {
+		rc = -1;
+		goto out;
+	}
+	/* ISO C has no empty translation unit: without the build section, a declaration. */
+	if (!o->cfg) {
+		ranks = xasprintf("%sNOT_EMPTY", prefix);
+		rc = export_names_add(&m, ranks);
+		sb_addf(&defs, "\nenum { %s = 1 };\n", ranks);
+		free(ranks);
+		if (rc < 0)
 			goto out;
-		}
-	sb_addf(&defs, "\nenum { %s = %zu };\n", ranks, r->n);
+	}
 
 	header_comment(r, o, prefix, out);
 	sb_addf(out, "#ifndef %s\n#define %s\n", guard, guard);
@@ -642,9 +637,7 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 	sb_addf(out, "\n#endif /* %s */\n", guard);
 	rc = 0;
 out:
-	for (i = 0; i < m.n; i++)
-		free(m.name[i]);
-	free(m.name);
+	export_names_release(&m);
 	sb_release(&defs);
 	sb_release(&l);
 	free(guard);

@@ -1175,3 +1175,284 @@ int expr_foreach_ident(const struct expr *e, int (*fn)(const char *name, int col
 		return 0;
 	return foreach_ident(e->root, fn, ctx);
 }
+
+/* ---------------------------------------------------------------- as C code */
+
+struct to_c {
+	struct strbuf *out;
+	const char *fn;
+	int (*ident)(const char *name, struct strbuf *out, void *ctx);
+	void *ctx;
+	unsigned used;
+};
+
+/* The evaluator's typing, decided from the tree alone: variables are integers. */
+static int node_floating(const struct node *n)
+{
+	switch (n->kind) {
+	case N_NUM:
+		return n->value.is_float;
+	case N_VAR:
+		return 0;
+	case N_UNARY:
+		return n->op != T_NOT && node_floating(n->kid[0]);
+	case N_BINARY:
+		if (n->op == T_AND || n->op == T_OR || n->op == T_LT || n->op == T_LE ||
+		    n->op == T_GT || n->op == T_GE || n->op == T_EQ || n->op == T_NE)
+			return 0;
+		return node_floating(n->kid[0]) || node_floating(n->kid[1]);
+	case N_COND:
+		return node_floating(n->kid[1]) || node_floating(n->kid[2]);
+	case N_CALL:
+		switch (n->fn) {
+		case F_MIN:
+		case F_MAX:
+			return node_floating(n->kid[0]) || node_floating(n->kid[1]);
+		case F_ABS:
+			return node_floating(n->kid[0]);
+		case F_CEIL_DIV:
+		case F_FLOOR:
+		case F_CEIL:
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	BUG("unknown expression node %d", (int)n->kind);
+}
+
+int expr_is_floating(const struct expr *e)
+{
+	return e && node_floating(e->root);
+}
+
+static int to_c(struct to_c *c, const struct node *n);
+
+/* "<fn>name(a, b)" with the helper's bit recorded. */
+static int to_c_helper(struct to_c *c, const struct node *n, const char *name, unsigned bit)
+{
+	c->used |= bit;
+	sb_addf(c->out, "%s%s(", c->fn, name);
+	if (to_c(c, n->kid[0]) < 0)
+		return -1;
+	if (n->kid[1]) {
+		sb_adds(c->out, ", ");
+		if (to_c(c, n->kid[1]) < 0)
+			return -1;
+	}
+	sb_adds(c->out, ")");
+	return 0;
+}
+
+/* A libm call on doubles: "(outer(double)(a)[, (double)(b)]inner)". */
+static int to_c_math(struct to_c *c, const struct node *n, const char *outer, const char *inner)
+{
+	c->used |= EXPR_C_MATH;
+	sb_addf(c->out, "(%s(double)(", outer);
+	if (to_c(c, n->kid[0]) < 0)
+		return -1;
+	if (n->kid[1]) {
+		sb_adds(c->out, "), (double)(");
+		if (to_c(c, n->kid[1]) < 0)
+			return -1;
+	}
+	sb_addf(c->out, ")%s)", inner);
+	return 0;
+}
+
+static int to_c_call(struct to_c *c, const struct node *n)
+{
+	int fl = node_floating(n->kid[0]) || (n->kid[1] && node_floating(n->kid[1]));
+
+	switch (n->fn) {
+	case F_MIN:
+		return to_c_helper(c, n, fl ? "min_f" : "min_i", fl ? EXPR_C_MIN_F : EXPR_C_MIN_I);
+	case F_MAX:
+		return to_c_helper(c, n, fl ? "max_f" : "max_i", fl ? EXPR_C_MAX_F : EXPR_C_MAX_I);
+	case F_ABS:
+		return to_c_helper(c, n, fl ? "abs_f" : "abs_i", fl ? EXPR_C_ABS_F : EXPR_C_ABS_I);
+	case F_CEIL_DIV:
+		if (fl)
+			return error("'%s': ceil_div needs integers", n->name);
+		return to_c_helper(c, n, "ceil_div", EXPR_C_CEIL_DIV);
+	case F_SQRT:
+		return to_c_math(c, n, "sqrt(", ")");
+	case F_RSQRT:
+		return to_c_math(c, n, "1.0 / sqrt(", ")");
+	case F_EXP:
+		return to_c_math(c, n, "exp(", ")");
+	case F_LOG:
+		return to_c_math(c, n, "log(", ")");
+	case F_LOG2:
+		return to_c_math(c, n, "log2(", ")");
+	case F_POW:
+		return to_c_math(c, n, "pow(", ")");
+	case F_FLOAT:
+		sb_adds(c->out, "((double)");
+		if (to_c(c, n->kid[0]) < 0)
+			return -1;
+		sb_adds(c->out, ")");
+		return 0;
+	case F_FLOOR:
+	case F_CEIL:
+		if (!fl)
+			return to_c(c, n->kid[0]);
+		return to_c_math(c, n, n->fn == F_FLOOR ? "(long long)floor(" : "(long long)ceil(",
+		                 ")");
+	}
+	BUG("unknown function %d", (int)n->fn);
+}
+
+static const char *c_op(enum tok_kind k)
+{
+	switch (k) {
+	case T_PLUS:
+		return "+";
+	case T_MINUS:
+		return "-";
+	case T_STAR:
+		return "*";
+	case T_SLASH:
+		return "/";
+	case T_PERCENT:
+		return "%";
+	case T_NOT:
+		return "!";
+	case T_SHL:
+		return "<<";
+	case T_SHR:
+		return ">>";
+	case T_LT:
+		return "<";
+	case T_LE:
+		return "<=";
+	case T_GT:
+		return ">";
+	case T_GE:
+		return ">=";
+	case T_EQ:
+		return "==";
+	case T_NE:
+		return "!=";
+	case T_AND:
+		return "&&";
+	case T_OR:
+		return "||";
+	default:
+		BUG("operator %d has no C text", (int)k);
+	}
+}
+
+static int to_c(struct to_c *c, const struct node *n)
+{
+	char num[64];
+
+	switch (n->kind) {
+	case N_NUM:
+		if (!n->value.is_float) {
+			sb_addf(c->out, "%lldLL", n->value.i);
+			return 0;
+		}
+		snprintf(num, sizeof(num), "%.17g", n->value.f);
+		sb_adds(c->out, num);
+		if (!strpbrk(num, ".e"))
+			sb_adds(c->out, ".0");
+		return 0;
+	case N_VAR:
+		if (c->ident(n->name, c->out, c->ctx) < 0)
+			return error("unknown name '%.100s'", n->name);
+		return 0;
+	case N_UNARY:
+		sb_addf(c->out, "(%s", c_op(n->op));
+		if (to_c(c, n->kid[0]) < 0)
+			return -1;
+		sb_adds(c->out, ")");
+		return 0;
+	case N_BINARY:
+		if ((n->op == T_PERCENT || n->op == T_SHL || n->op == T_SHR) &&
+		    (node_floating(n->kid[0]) || node_floating(n->kid[1])))
+			return error("'%s' needs integers", c_op(n->op));
+		sb_adds(c->out, "(");
+		if (to_c(c, n->kid[0]) < 0)
+			return -1;
+		sb_addf(c->out, " %s ", c_op(n->op));
+		if (to_c(c, n->kid[1]) < 0)
+			return -1;
+		sb_adds(c->out, ")");
+		return 0;
+	case N_COND:
+		sb_adds(c->out, "(");
+		if (to_c(c, n->kid[0]) < 0)
+			return -1;
+		sb_adds(c->out, " ? ");
+		if (to_c(c, n->kid[1]) < 0)
+			return -1;
+		sb_adds(c->out, " : ");
+		if (to_c(c, n->kid[2]) < 0)
+			return -1;
+		sb_adds(c->out, ")");
+		return 0;
+	case N_CALL:
+		return to_c_call(c, n);
+	}
+	BUG("unknown expression node %d", (int)n->kind);
+}
+
+int expr_to_c(const struct expr *e, struct strbuf *out, const char *fn_prefix,
+              int (*ident)(const char *name, struct strbuf *out, void *ctx), void *ctx,
+              unsigned *used)
+{
+	struct to_c c = {out, fn_prefix, ident, ctx, 0};
+	int rc;
+
+	if (!e)
+		return error("no expression");
+	rc = to_c(&c, e->root);
+	if (rc < 0)
+		return error("cannot write '%s' as C", e->text);
+	if (used)
+		*used |= c.used;
+	return 0;
+}
+
+void expr_c_helpers(struct strbuf *out, const char *p, unsigned used)
+{
+	if (used & EXPR_C_MATH)
+		sb_adds(out, "#include <math.h>\n");
+	if (used & EXPR_C_MIN_I)
+		sb_addf(out,
+		        "static inline long long %smin_i(long long a, long long b) "
+		        "{ return a < b ? a : b; }\n",
+		        p);
+	if (used & EXPR_C_MAX_I)
+		sb_addf(out,
+		        "static inline long long %smax_i(long long a, long long b) "
+		        "{ return a > b ? a : b; }\n",
+		        p);
+	if (used & EXPR_C_MIN_F)
+		sb_addf(out,
+		        "static inline double %smin_f(double a, double b) "
+		        "{ return a < b ? a : b; }\n",
+		        p);
+	if (used & EXPR_C_MAX_F)
+		sb_addf(out,
+		        "static inline double %smax_f(double a, double b) "
+		        "{ return a > b ? a : b; }\n",
+		        p);
+	if (used & EXPR_C_ABS_I)
+		sb_addf(out,
+		        "static inline long long %sabs_i(long long a) "
+		        "{ return a < 0 ? -a : a; }\n",
+		        p);
+	if (used & EXPR_C_ABS_F)
+		sb_addf(out,
+		        "static inline double %sabs_f(double a) "
+		        "{ return a < 0 ? -a : a; }\n",
+		        p);
+	if (used & EXPR_C_CEIL_DIV)
+		/* The evaluator's ceil_div: C's truncation is already the ceiling below zero. */
+		sb_addf(out,
+		        "static inline long long %sceil_div(long long a, long long b) "
+		        "{ return a / b + (a %% b > 0); }\n",
+		        p);
+}

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "tuner/common.h"
+#include "tuner/config.h"
 #include "tuner/db.h"
 
 /* ------------------------------------------------------------ pure parts */
@@ -113,18 +114,52 @@ const char *export_empty_reason(const struct ranking *r, char *buf, size_t len);
 /* ----------------------------------------------------------------- writers */
 
 struct export_header_opts {
-	const char *output; /* the file written, for the include guard; NULL: stdout */
-	int per_shape;      /* add each shape's own best (export_rank_per_shape() first) */
-	time_t now;         /* the date of export */
+	const char *output;       /* the file written, for the include guard; NULL: stdout */
+	int per_shape;            /* add each shape's own best (export_rank_per_shape() first) */
+	time_t now;               /* the date of export */
+	const struct config *cfg; /* the run's family (export_load_family()); NULL: no build */
 };
 
 /*
  * The C header: provenance in a comment, then "#define PREFIX_NAME value" for
- * rank 1 and "#define PREFIX_R<r>_NAME value" for rank r > 1, and with
- * per_shape "#define PREFIX_<SHAPE>_NAME value". Compiles on its own.
- * 0, or error() (an empty ranking, two macros of the same name).
+ * rank 1 and "#define PREFIX_R<r>_NAME value" for rank r > 1, with per_shape
+ * "#define PREFIX_<SHAPE>_NAME value", and "#define PREFIX_RANKS n". With
+ * o->cfg, the build section of export_build() after them. Compiles on its
+ * own, as C and as C++. 0, or error() (an empty ranking, two identifiers of
+ * the same name).
  */
 int export_header(const struct ranking *r, const struct export_header_opts *o, struct strbuf *out);
+
+/* The identifiers a header defines, so that none is defined twice. */
+struct export_names {
+	char **v;
+	size_t n, alloc;
+};
+/* Take name: 0, or error() when it is taken already. */
+int export_names_add(struct export_names *m, const char *name);
+void export_names_release(struct export_names *m);
+
+/*
+ * The family a run tuned, for the header's build section: the job at
+ * config_path (NULL: the path the run recorded, relative to the current
+ * directory), which must name the same family; a warning when its template
+ * changed since the run. cfg->shapes become the run's suite. 0, or error().
+ */
+int export_load_family(const struct ranking *r, const char *config_path, struct config *cfg);
+
+/*
+ * The build section of a header (README.md, "Reading the results out"): the template's
+ * preamble for rank PREFIX_RANK (default 1) and the specialisation the SHAPE_
+ * macros name (default: the suite's first), or with per_shape for build
+ * PREFIX_CONFIG; PREFIX_SMEM_OPTIN and PREFIX_SMEM_ATTR() for more than 48 KB
+ * of dynamic shared memory; struct prefix_config with its launches and
+ * prefix_rank(r, dims...), which fills them from the sidecar's launch
+ * expressions written as C; with per_shape prefix_select(dims...), the
+ * nearest tuned shape's configuration. Names taken go into names. 0, or
+ * error() (a param that is not the family's, a name taken twice).
+ */
+int export_build(const struct ranking *r, const struct config *cfg, int per_shape,
+                 struct export_names *names, struct strbuf *out);
 
 /* The ranking as one JSON document ('tuner top --json'). 0 or error(). */
 int export_json(const struct ranking *r, struct strbuf *out);

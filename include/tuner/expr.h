@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+struct strbuf;
+
 /*
  * Grammar (C precedence and associativity): integer literals, floating
  * literals (1.5, 2e-3, .5), identifiers, ( ), unary - + !, * / %, + -,
@@ -59,5 +61,39 @@ const char *expr_text(const struct expr *e);
  * return. */
 int expr_foreach_ident(const struct expr *e, int (*fn)(const char *name, int col, void *ctx),
                        void *ctx);
+
+/* ------------------------------------------------------------- as C code */
+
+/* The helpers a translation calls, one bit each in expr_to_c()'s *used. */
+enum expr_c_helper {
+	EXPR_C_MIN_I = 1 << 0,
+	EXPR_C_MAX_I = 1 << 1,
+	EXPR_C_MIN_F = 1 << 2,
+	EXPR_C_MAX_F = 1 << 3,
+	EXPR_C_ABS_I = 1 << 4,
+	EXPR_C_ABS_F = 1 << 5,
+	EXPR_C_CEIL_DIV = 1 << 6,
+	EXPR_C_MATH = 1 << 7, /* <math.h>: sqrt, exp, log, log2, pow, floor, ceil */
+};
+
+/*
+ * e as a C (and C++) expression of the same value, fully parenthesised:
+ * integers are long long (literals get LL), floating values double, as the
+ * evaluator types them (a variable is an integer). ident writes the C text of
+ * a variable (0, or -1 when it has none); min, max, abs and ceil_div become
+ * calls of static inline helpers named <fn_prefix>min_i and so on, which
+ * expr_c_helpers() defines, and *used collects which (enum expr_c_helper).
+ * What C does not check is not checked: overflow, division by zero. One
+ * difference: `c ? 1 : 2.5` is a double in C whichever branch is taken.
+ * 0, or error() (an unknown variable, % or a shift or ceil_div of a
+ * floating value).
+ */
+int expr_to_c(const struct expr *e, struct strbuf *out, const char *fn_prefix,
+              int (*ident)(const char *name, struct strbuf *out, void *ctx), void *ctx,
+              unsigned *used);
+/* 1 when e's value is floating by the evaluator's typing (see expr_to_c()). */
+int expr_is_floating(const struct expr *e);
+/* The static inline helpers of *used, named <fn_prefix>..., and #include <math.h> if asked. */
+void expr_c_helpers(struct strbuf *out, const char *fn_prefix, unsigned used);
 
 #endif

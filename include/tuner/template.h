@@ -23,6 +23,25 @@ void template_options_free(char **opts, size_t n);
 char *template_render(const struct config *cfg, const struct variant *va, const struct spec *sp,
                       int sanitize);
 
+/* One #define of the preamble: "#define <prefix><name> <value>". */
+enum template_define_kind { TEMPLATE_PARAM, TEMPLATE_SHAPE, TEMPLATE_SMEM, TEMPLATE_SANITIZE };
+struct template_define {
+	enum template_define_kind kind;
+	const char *prefix; /* "SHAPE_" for a specialised dim, else "" */
+	const char *name;   /* the family's own string, or a literal */
+	long long value;
+};
+#define TEMPLATE_MAX_DEFINES (TUNER_MAX_PARAMS + TUNER_MAX_DIMS + 2)
+
+/*
+ * The preamble template_render() writes, as data, in its order: every param,
+ * every specialised dim, TUNER_SMEM_BYTES (smem_bytes on the spec's first
+ * shape), TUNER_SANITIZE when asked. out holds TEMPLATE_MAX_DEFINES; the
+ * count, or -1 after error() (smem_bytes cannot be evaluated).
+ */
+int template_defines(const struct config *cfg, const struct variant *va, const struct spec *sp,
+                     int sanitize, struct template_define *out);
+
 /*
  * Identity of a variant: hash of (template source, the family's deps_hash,
  * params, arch, compile options, NVRTC version).

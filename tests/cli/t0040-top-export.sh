@@ -95,7 +95,8 @@ expect_rc 0 "export"
 cp "$TMP/out" "$TMP/flash_fwd_config.h"
 $CC -std=c11 -Wall -Wextra -pedantic -Werror -x c -c -o "$TMP/h.o" "$TMP/flash_fwd_config.h" ||
 	fail "the exported header compiles on its own"
-got=$(awk '$1 == "#define" && NF == 3 { sub("^FLASH_FWD_", "", $2); printf "%s%s=%s", s, $2, $3; s = "," }' \
+got=$(awk '/^\/\* rank 1:/ { f = 1; next } f && /^$/ { exit }
+	f && $1 == "#define" { sub("^FLASH_FWD_", "", $2); printf "%s%s=%s", s, $2, $3; s = "," }' \
 	"$TMP/flash_fwd_config.h")
 [ "$got" = "$rank1_params" ] || fail "header defines '$got', top --k 1 says '$rank1_params'"
 for word in "run       1" "$DEV" "driver 580.159.04" "sm_90" "NVRTC 13.0" "flash_fwd" \

@@ -549,6 +549,79 @@ static void test_floats(void **state)
 	assert_int_equal(expr_is_function("BLOCK_M"), 0);
 }
 
+/* Variables as C for test_to_c: "p_X" for every name but "nope". */
+static int c_ident(const char *name, struct strbuf *out, void *ctx)
+{
+	(void)ctx;
+	if (!strcmp(name, "nope"))
+		return -1;
+	sb_addf(out, "p_%s", name);
+	return 0;
+}
+
+/* The translation as C: its text, or NULL on error; *used gets the helpers. */
+static char *to_c(const char *src, unsigned *used)
+{
+	struct expr *e = expr_parse(src, NULL);
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	assert_non_null(e);
+	*used = 0;
+	sb_grow(&sb, 0);
+	rc = expr_to_c(e, &sb, "f_", c_ident, NULL, used);
+	expr_free(e);
+	if (rc < 0) {
+		sb_release(&sb);
+		return NULL;
+	}
+	return sb_detach(&sb);
+}
+
+static void test_to_c(void **state)
+{
+	static const struct {
+		const char *src, *c;
+		unsigned used;
+	} cases[] = {
+	    /* integers are long long: 1 << 40 does not overflow an int */
+	    {"1 << 40", "(1LL << 40LL)", 0},
+	    {"ceil_div(S, BLOCK_M) * 2", "(f_ceil_div(p_S, p_BLOCK_M) * 2LL)", EXPR_C_CEIL_DIV},
+	    {"max(a, b + 1)", "f_max_i(p_a, (p_b + 1LL))", EXPR_C_MAX_I},
+	    {"min(a, 0.5)", "f_min_f(p_a, 0.5)", EXPR_C_MIN_F},
+	    {"-a % 3 == 0 && !b || c ? x : y",
+	     "((((((-p_a) % 3LL) == 0LL) && (!p_b)) || p_c) ? p_x : p_y)", 0},
+	    {"abs(a - b)", "f_abs_i((p_a - p_b))", EXPR_C_ABS_I},
+	    {"rsqrt(D)", "(1.0 / sqrt((double)(p_D)))", EXPR_C_MATH},
+	    {"floor(2.5 * a)", "((long long)floor((double)((2.5 * p_a))))", EXPR_C_MATH},
+	    {"ceil(a)", "p_a", 0}, /* of an integer: the integer */
+	    {"float(a) / 2", "(((double)p_a) / 2LL)", 0},
+	    {"1e3", "1000.0", 0},
+	};
+	unsigned used;
+	size_t i;
+	char *c;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		c = to_c(cases[i].src, &used);
+		assert_non_null(c);
+		assert_string_equal(c, cases[i].c);
+		assert_int_equal(used, cases[i].used);
+		free(c);
+	}
+	/* What C cannot say the evaluator's way is an error, never other code. */
+	assert_null(to_c("1.5 % 2", &used));
+	assert_null(to_c("ceil_div(a, 2.0)", &used));
+	assert_null(to_c("nope + 1", &used));
+	for (i = 0; i < 2; i++) {
+		struct expr *e = expr_parse(i ? "sqrt(4)" : "min(1, 2)", NULL);
+
+		assert_int_equal(expr_is_floating(e), (int)i);
+		expr_free(e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +638,7 @@ int main(void)
 	    cmocka_unit_test(test_text),
 	    cmocka_unit_test(test_foreach_ident),
 	    cmocka_unit_test(test_floats),
+	    cmocka_unit_test(test_to_c),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
