@@ -825,7 +825,8 @@ static long long parent_id(const struct member *const *pool, size_t npool, int i
 static int verify_final(struct run_state *rs, struct pipeline *p, struct search *s, int gens)
 {
 	const struct member *pool[64];
-	size_t n = search_pool(s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, rejected = 0, i;
+	size_t n = search_final_candidates(s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0,
+	       rejected = 0, i;
 	long long ids[64];
 	double fit[64], t0 = now_seconds();
 	struct evaluation *evs;

@@ -799,6 +799,27 @@ size_t search_elite(const struct search *s, const struct member **out, size_t ma
 	return n;
 }
 
+size_t search_final_candidates(const struct search *s, const struct member **out, size_t max)
+{
+	size_t n = search_elite(s, out, max), i, j;
+
+	for (i = 0; i < s->npool && n < max; i++) {
+		const struct member *m = &s->pool[i], *baseline = NULL;
+
+		for (j = 0; j < s->nelite && !variant_same(&s->elite[j].va, &m->va); j++)
+			;
+		if (j < s->nelite)
+			continue;
+		if (variant_same(&m->va, &s->baseline_va))
+			baseline = m;
+		else if (s->have_baseline)
+			baseline = &s->baseline;
+		if (evolve_admits(NULL, 0, 1, m, baseline, s->margin, NULL, 0))
+			out[n++] = m;
+	}
+	return n;
+}
+
 /* ---------------------------------------------------------------- racing */
 
 double search_race_bar(const struct search *s)

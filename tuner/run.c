@@ -534,7 +534,7 @@ static int observe(struct run *r, size_t done, struct run_progress *pg)
 static int verify_final(struct run *r)
 {
 	const struct member *pool[POOL_MAX];
-	size_t n = search_pool(r->s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, i;
+	size_t n = search_final_candidates(r->s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, i;
 	long long ids[POOL_MAX];
 	double fit[POOL_MAX];
 	struct evaluation *evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));

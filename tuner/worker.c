@@ -541,8 +541,8 @@ int worker_tool_check(int device, const char *path, const char *tool, const stru
 
 		if (found < 0) {
 			/* no verdict either way: the variant stays unchecked, the run goes on */
-			snprintf(report, len, "cannot read compute-sanitizer %s's log '%s': %s", tool,
-			         log, strerror(errno));
+			snprintf(report, len, "cannot read compute-sanitizer %s's log '%s': %s",
+			         tool, log, strerror(errno));
 			r = 2;
 		} else if (found) {
 			snprintf(report, len, "compute-sanitizer %s: %s", tool, text);

@@ -114,6 +114,15 @@ size_t search_pool(const struct search *s, const struct member **out, size_t max
 /* The elite, best first (ties broken by variant order), at most max; returns how many. */
 size_t search_elite(const struct search *s, const struct member **out, size_t max);
 
+/*
+ * Whom the final check (compute-sanitizer) takes, in order: the elite, best
+ * first, then the pool's runners-up, best first, that the admission rule
+ * would take into an empty elite (none that regresses against the baseline
+ * on two shapes). A member the check rejects is replaced by the next of
+ * these, never by one the rule kept out.
+ */
+size_t search_final_candidates(const struct search *s, const struct member **out, size_t max);
+
 void search_free(struct search *s);
 
 /*

@@ -1051,6 +1051,53 @@ static void test_observe_keeps_elite(void **state)
 	search_free(s);
 }
 
+/*
+ * The final check takes the elite, then runners-up the admission rule would
+ * elect: a fitter member that regresses on two shapes stays out (on the H100,
+ * a sweep's final elite took one that the search had refused).
+ */
+static void test_final_candidates_follow_the_rule(void **state)
+{
+	struct search *s = search_new(&cfg, "evolve", 1);
+	const struct member *out[8];
+	struct variant va;
+	struct member m;
+	static const int pts[] = {-1, 10, 20, 30, 40};
+	/* 30 is the fittest (x3 on one shape) but slower than the baseline on the other two */
+	static const double sp[][3] = {
+	    {1, 1, 1}, {1.2, 1.2, 1.2}, {1.1, 1.1, 1.1}, {3.0, 0.9, 0.8}, {1.05, 1.05, 1.05}};
+	static const int ids[] = {1, 2, 3, 4, 5}, want[] = {2, 3, 5, 1};
+	size_t i, k, n;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(pts); i++) {
+		if (pts[i] < 0)
+			baseline_va(&va);
+		else
+			point_at(pts[i], &va);
+		memset(&m, 0, sizeof(m));
+		m.va = va;
+		m.id = ids[i];
+		m.nshapes = 3;
+		for (k = 0; k < 3; k++) {
+			m.speedup[k] = sp[i][k];
+			m.speedup_lo[k] = sp[i][k] * 0.99;
+			m.speedup_hi[k] = sp[i][k] * 1.01;
+		}
+		m.fitness = cbrt(sp[i][0] * sp[i][1] * sp[i][2]);
+		m.fitness_lo = m.fitness * 0.99;
+		m.fitness_hi = m.fitness * 1.01;
+		search_observe(s, &va, &m);
+	}
+	assert_int_equal(search_pool(s, out, 8), 5);
+	assert_int_equal(out[0]->id, 4); /* the pool ranks by fitness alone */
+	n = search_final_candidates(s, out, 8);
+	assert_int_equal(n, ARRAY_SIZE(want));
+	for (i = 0; i < n; i++)
+		assert_int_equal(out[i]->id, want[i]);
+	search_free(s);
+}
+
 /* Equal fitness is ordered by variant, not by arrival. */
 static void test_elite_ties_by_variant(void **state)
 {
@@ -1127,6 +1174,7 @@ int main(void)
 	    cmocka_unit_test(test_admit_baseline),
 	    cmocka_unit_test_setup_teardown(test_admits_predicts_observe, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_observe_keeps_elite, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_final_candidates_follow_the_rule, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_elite_ties_by_variant, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
 	    cmocka_unit_test(test_origin_names),
