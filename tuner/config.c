@@ -1327,8 +1327,8 @@ static int load_compare(struct ysrc *s, const yaml_node_t *n, struct problem_buf
 
 	if (map_fields(s, n, "compare", compare_keys, 3, v, NULL) < 0)
 		return -1;
-	if ((v[0] && get_double(s, v[0], "rel_l2", 1, &b->rel_l2) < 0) ||
-	    (v[1] && get_double(s, v[1], "max_abs", 1, &b->max_abs) < 0) ||
+	if ((v[0] && get_double(s, v[0], "rel_l2", 0, &b->rel_l2) < 0) ||
+	    (v[1] && get_double(s, v[1], "max_abs", 0, &b->max_abs) < 0) ||
 	    (v[2] && get_double(s, v[2], "cosine", 1, &b->cosine) < 0))
 		return -1;
 	if (v[2] && b->cosine > 1)
@@ -1989,8 +1989,8 @@ static int load_correctness(struct ysrc *s, const yaml_node_t *n, struct config 
 		return 0;
 	if (map_fields(s, n, "correctness", correctness_keys, 4, v, NULL) < 0)
 		return -1;
-	if ((v[0] && get_double(s, v[0], "rel_l2", 1, &cfg->rel_l2) < 0) ||
-	    (v[1] && get_double(s, v[1], "max_abs", 1, &cfg->max_abs) < 0) ||
+	if ((v[0] && get_double(s, v[0], "rel_l2", 0, &cfg->rel_l2) < 0) ||
+	    (v[1] && get_double(s, v[1], "max_abs", 0, &cfg->max_abs) < 0) ||
 	    (v[2] && get_int_max(s, v[2], "seeds", 1, 1000, &cfg->check_seeds) < 0) ||
 	    (v[3] && get_enum(s, v[3], "ragged", bools, 2, &cfg->ragged) < 0))
 		return -1;
