@@ -64,6 +64,13 @@ void compile_pool_free(struct compile_pool *pool);
  */
 int compile_parse_ptxas(const char *log, const char *entry, struct build *b);
 
+/*
+ * The cache key of a kernel built besides the candidates (what: "reference kernel", ...):
+ * its source, its options but the include paths, and the NVRTC version.
+ */
+void compile_aux_key(const char *what, const char *src, char **opts, size_t nopts,
+                     char key[HASH_HEX_LEN]);
+
 /* NVRTC's version as "13.0", or an error. */
 int compile_nvrtc_version(char *out, size_t len);
 
