@@ -65,7 +65,8 @@ static int load_library(const char *path, struct report_libraries *lib)
 	size_t len;
 	int rc;
 
-	if (read_file(path, &text, &len) < 0) {
+	/* a few hundred bytes a timing: 64 MiB is far more than any library's */
+	if (read_file_limited(path, 64u << 20, &text, &len) < 0) {
 		error("cannot read library timings '%s': %s", path, strerror(errno));
 		return EX_NOINPUT;
 	}

@@ -259,6 +259,42 @@ static void join_split_expressions(struct ysrc *s)
 	}
 }
 
+/*
+ * Refuse collections nested deeper than CONFIG_MAX_DEPTH before a document is built: libyaml
+ * has no limit of its own, and its scanner keeps a possible key per open flow collection and
+ * walks them all at every token, so 100000 '[' took 16 s. Events stop at the first collection
+ * too deep, so this pass costs little whatever follows. A syntax error is left to ysrc_load,
+ * which reports it as always.
+ */
+static int ysrc_depth(const struct ysrc *s)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int depth = 0, ret = 0, done = 0;
+
+	if (!yaml_parser_initialize(&p))
+		return error("%s: cannot initialise the YAML parser", s->path);
+	yaml_parser_set_input_string(&p, (const unsigned char *)s->text, s->len);
+	while (!done && yaml_parser_parse(&p, &ev)) {
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > CONFIG_MAX_DEPTH) {
+				ret = err_pos(
+				    s, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+				    "collections nested deeper than %d levels", CONFIG_MAX_DEPTH);
+				done = 1;
+			}
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+		           ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		} else if (ev.type == YAML_STREAM_END_EVENT) {
+			done = 1;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return ret;
+}
+
 /* Parse the one document of s->text. */
 static int ysrc_load(struct ysrc *s)
 {
@@ -267,6 +303,8 @@ static int ysrc_load(struct ysrc *s)
 	yaml_node_t *root;
 	int ret = 0;
 
+	if (ysrc_depth(s) < 0)
+		return -1;
 	if (!yaml_parser_initialize(&p))
 		return error("%s: cannot initialise the YAML parser", s->path);
 	yaml_parser_set_input_string(&p, (const unsigned char *)s->text, s->len);
@@ -2372,8 +2410,12 @@ int config_load(const char *path, struct config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	config_defaults(cfg);
-	if (read_file(path, &cfg->text, &len) < 0) {
-		error("cannot read config '%s': %s", path, strerror(errno));
+	if (read_file_limited(path, CONFIG_MAX_FILE_BYTES, &cfg->text, &len) < 0) {
+		if (errno == EFBIG)
+			error("cannot read config '%s': larger than %u MiB", path,
+			      CONFIG_MAX_FILE_BYTES >> 20);
+		else
+			error("cannot read config '%s': %s", path, strerror(errno));
 		config_release(cfg);
 		return -1;
 	}

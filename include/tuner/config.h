@@ -16,6 +16,7 @@
 
 /* Limits on what a config may ask for: file sizes, one buffer's bytes. */
 #define CONFIG_MAX_FILE_BYTES   (4u << 20)
+#define CONFIG_MAX_DEPTH        64 /* YAML collections nested in one another */
 #define CONFIG_MAX_BUFFER_BYTES (64ULL << 30)
 
 struct param {

@@ -62,8 +62,8 @@ void export_comment_text(struct strbuf *sb, const char *s);
 struct export_timing {
 	int measured; /* a measurements row exists for the run's device and the shape's dims */
 	double median_us, ci_lo_us, ci_hi_us, tflops, rel_l2;
-	double gbps;    /* the problem's bytes over the median; NAN without bytes */
 	double speedup; /* the baseline's median / this median */
+	double gbps;    /* the problem's bytes over the median; NAN without bytes */
 };
 
 struct export_entry {
