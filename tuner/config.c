@@ -1897,6 +1897,7 @@ static int family_parse(struct ysrc *s, struct family *fam)
 	if (v[FK_SMEM]) {
 		if (get_expr(s, v[FK_SMEM], "smem_bytes", fam, &fam->smem_bytes) < 0)
 			goto out;
+		fam->smem_bytes_line = (int)v[FK_SMEM]->start_mark.line + 1;
 	} else {
 		fam->smem_bytes = expr_parse("0", &ee);
 		if (!fam->smem_bytes)

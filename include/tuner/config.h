@@ -59,6 +59,7 @@ struct family {
 	struct constraint *constraints;
 	size_t nconstraints;
 	struct expr *smem_bytes; /* dynamic shared memory per block */
+	int smem_bytes_line;     /* 0: not given (0 bytes) */
 	struct layout_buf *layout;
 	size_t nlayout;
 	/* shape dims baked in at compile time, defined as SHAPE_<dim> in the preamble */
