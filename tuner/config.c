@@ -193,8 +193,8 @@ static void scalar_extend(const struct ysrc *s, yaml_node_t *n, const yaml_mark_
 }
 
 /*
- * YAML splits a flow list at every comma, so `grid: [ceil_div(S, BLOCK_M), H, B]`
- * arrives as "ceil_div(S", "BLOCK_M)", "H", "B", and `{offset: max(A, B)}` as the
+ * YAML splits a flow list at every comma, so `grid: [ceil_div(N, TILE), M, 1]`
+ * arrives as "ceil_div(N", "TILE)", "M", "1", and `{offset: max(A, B)}` as the
  * pairs offset: "max(A" and "B)": null. Rejoin such pieces from the raw text while
  * a plain scalar has more '(' than ')', so expressions read as written.
  */

@@ -669,7 +669,7 @@ static json_t *jstr(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-/* {"BLOCK_M": 64, ...}, or NULL after error(). */
+/* {"TILE": 32, ...}, or NULL after error(). */
 static json_t *params_json(const char *params)
 {
 	struct export_params ps;

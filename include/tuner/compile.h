@@ -27,7 +27,7 @@ void build_release(struct build *b);
 struct compile_job {
 	char key[HASH_HEX_LEN]; /* cache key (template_build_key) */
 	char *source;           /* full source; the pool does not free it */
-	const char *name;       /* file name in diagnostics, e.g. "flash_fwd.cu" */
+	const char *name;       /* file name in diagnostics, e.g. "transpose.cu" */
 	const char *entry;      /* kernel whose ptxas report to parse */
 	char **options;         /* NVRTC options (the pool adds the CUDA include path) */
 	size_t noptions;

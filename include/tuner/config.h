@@ -45,7 +45,7 @@ struct layout_buf {
 struct family {
 	char *path; /* the sidecar's path */
 	char *text; /* the sidecar's text */
-	char *name; /* "flash_fwd": the export prefix is its upper case */
+	char *name; /* "transpose": the export prefix is its upper case */
 	char *source_path;
 	char *source; /* the template text */
 	char source_hash[HASH_HEX_LEN];

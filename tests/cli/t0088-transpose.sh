@@ -77,4 +77,9 @@ sed -i 's/kernel: transpose_ref/kernel: transpose_rf/' "$TMP/k/problem.yaml"
 run_tuner $J check
 expect_rc 78 "a reference kernel name the build lacks"
 expect_grep "$TMP/err" "has no kernel named 'transpose_rf'" "names the missing kernel"
+
+# The core knows no problem: no file under tuner/ or include/tuner/ names one of the
+# families, their dims or their example shapes.
+hits=$(grep -rniE 'attention|softmax|flash|sdpa|\bmission\b|B=1,H=|[^_]SHAPE_D\b' tuner include/tuner)
+[ -z "$hits" ] || fail "the core names a problem: $hits"
 finish
