@@ -158,19 +158,21 @@ static void check_entry(struct compile_job *job)
 {
 	struct build *b = &job->result, tmp;
 	struct strbuf sb = STRBUF_INIT;
-	char *log;
+	char *log, *mangled;
 	int n;
 
 	if (b->outcome != VARIANT_OK || !job->entry || !b->log ||
 	    compile_parse_ptxas(b->log, job->entry, &tmp) == 0)
 		return;
 	n = ptxas_entries(b->log, &sb);
+	/* the Itanium C++ name of a function called entry starts so */
+	mangled = xasprintf("_Z%zu%s", strlen(job->entry), job->entry);
 	if (n) {
 		log = xasprintf("error: '%s' has no kernel named '%s'; its kernels: %s%s\n%s",
 		                job->name ? job->name : job->key, job->entry, sb.buf,
-		                strstr(sb.buf, "_Z") ? " (a C++ name: declare the kernel "
-		                                       "extern \"C\")"
-		                                     : "",
+		                strstr(sb.buf, mangled) ? " (a C++ name: declare the kernel "
+		                                          "extern \"C\")"
+		                                        : "",
 		                b->log);
 		free(b->log);
 		b->log = log;
@@ -179,6 +181,7 @@ static void check_entry(struct compile_job *job)
 		b->cubin_path = NULL;
 		b->cubin_size = 0;
 	}
+	free(mangled);
 	sb_release(&sb);
 }
 
