@@ -59,7 +59,7 @@ CREATE TABLE builds (
 	id INTEGER PRIMARY KEY,
 	variant_id INTEGER NOT NULL REFERENCES variants (id),
 	key TEXT NOT NULL UNIQUE,         -- the cubin cache key
-	spec TEXT NOT NULL,               -- "D=64"
+	spec TEXT NOT NULL,               -- "N=128"
 	sanitize INTEGER NOT NULL CONSTRAINT builds_sanitize CHECK (sanitize IN (0, 1)),
 	outcome TEXT NOT NULL,            -- "ok" or "compile"
 	regs INTEGER NOT NULL,
@@ -113,7 +113,7 @@ CREATE TABLE measurements (
 	variant_id INTEGER NOT NULL REFERENCES variants (id),
 	device TEXT NOT NULL,
 	shape TEXT NOT NULL,              -- the shape's name in the config
-	shape_dims TEXT NOT NULL,         -- "B=1,H=8,S=512,D=64"
+	shape_dims TEXT NOT NULL,         -- "rows=4096,cols=4096"
 	outcome TEXT NOT NULL,
 	reason TEXT NOT NULL,
 	rel_l2 REAL,                      -- NULL when not checked

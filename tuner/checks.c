@@ -402,3 +402,214 @@ enum outcome checks_build(const struct config *cfg, const struct variant *va, co
 	    spec_label(sp), spills, cfg->max_spill_bytes, threads, b->regs, threads * b->regs,
 	    cfg->arch.regs_per_sm);
 }
+
+/* ------------------------------------------------ expressions over the space */
+
+struct expr_item {
+	const struct expr *e;
+	const char *path; /* the file it was read from */
+	int line;
+	char what[96];           /* "constraint", "grid[0] of 'gemm'", ... */
+	int number;              /* may be floating (f32 and f64 arguments) */
+	int constraint;          /* tried at every point, not only at admitted ones */
+	const struct expr *when; /* its launch's condition; NULL: always launched */
+	unsigned long long tried, ok;
+	struct expr_err first; /* the first failure's */
+};
+
+struct expr_items {
+	struct expr_item *v;
+	size_t n, alloc;
+};
+
+static void add_item(struct expr_items *it, const struct expr *e, const char *path, int line,
+                     const struct expr *when, int number, const char *fmt, ...) TUNER_PRINTF(7, 8);
+
+static void add_item(struct expr_items *it, const struct expr *e, const char *path, int line,
+                     const struct expr *when, int number, const char *fmt, ...)
+{
+	struct expr_item *x;
+	va_list ap;
+
+	if (!e)
+		return;
+	ALLOC_GROW(it->v, it->n + 1, it->alloc);
+	x = &it->v[it->n++];
+	memset(x, 0, sizeof(*x));
+	x->e = e;
+	x->path = path;
+	x->line = line;
+	x->when = when;
+	x->number = number;
+	va_start(ap, fmt);
+	vsnprintf(x->what, sizeof(x->what), fmt, ap);
+	va_end(ap);
+}
+
+static void add_args(struct expr_items *it, const struct problem_arg *a, size_t n, const char *path,
+                     const struct expr *when, const char *kernel)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].kind != ARG_BUFFER && a[i].kind != ARG_TENSORMAP)
+			add_item(it, a[i].e, path, a[i].line, when,
+			         a[i].kind == ARG_F32 || a[i].kind == ARG_F64,
+			         "argument %zu of '%s'", i + 1, kernel);
+}
+
+static void add_launches(struct expr_items *it, const struct launch_spec *l, size_t n,
+                         const char *path)
+{
+	size_t i, d;
+
+	for (i = 0; i < n; i++) {
+		const struct expr *w = l[i].when;
+
+		add_item(it, w, path, l[i].line, NULL, 0, "'when' of '%s'", l[i].kernel);
+		for (d = 0; d < 3; d++) {
+			add_item(it, l[i].grid[d], path, l[i].line, w, 0, "grid[%zu] of '%s'", d,
+			         l[i].kernel);
+			add_item(it, l[i].block[d], path, l[i].line, w, 0, "block[%zu] of '%s'", d,
+			         l[i].kernel);
+			add_item(it, l[i].cluster[d], path, l[i].line, w, 0, "cluster[%zu] of '%s'",
+			         d, l[i].kernel);
+		}
+		if (!l[i].smem_family)
+			add_item(it, l[i].smem, path, l[i].line, w, 0, "smem of '%s'", l[i].kernel);
+		add_args(it, l[i].args, l[i].nargs, path, w, l[i].kernel);
+	}
+}
+
+static void collect_items(const struct config *cfg, struct expr_items *it)
+{
+	const struct family *fam = &cfg->fam;
+	const struct problem *pr = fam->problem;
+	size_t i;
+
+	for (i = 0; i < fam->nconstraints; i++) {
+		add_item(it, fam->constraints[i].e, fam->path, fam->constraints[i].line, NULL, 0,
+		         "constraint");
+		it->v[it->n - 1].constraint = 1;
+	}
+	if (fam->smem_bytes_line)
+		add_item(it, fam->smem_bytes, fam->path, fam->smem_bytes_line, NULL, 0,
+		         "smem_bytes");
+	for (i = 0; i < fam->nlayout; i++) {
+		add_item(it, fam->layout[i].offset, fam->path, fam->layout[i].line, NULL, 0,
+		         "offset of '%s'", fam->layout[i].name);
+		add_item(it, fam->layout[i].stride, fam->path, fam->layout[i].line, NULL, 0,
+		         "stride of '%s'", fam->layout[i].name);
+	}
+	add_launches(it, fam->launches, fam->nlaunches, fam->path);
+	if (!pr)
+		return;
+	for (i = 0; i < pr->nbufs; i++)
+		add_item(it, pr->bufs[i].count, pr->path, pr->bufs[i].line, NULL, 0,
+		         "count of '%s'", pr->bufs[i].name);
+	add_args(it, pr->args, pr->nargs, pr->path, NULL, fam->launches[0].kernel);
+	add_launches(it, pr->ref.launches, pr->ref.nlaunches, pr->path);
+}
+
+/* 1 when it evaluates (to *v, if an integer); its first failure kept in x->first. */
+static int try_item(struct expr_item *x, const struct expr_scope *scope, long long *v)
+{
+	struct expr_err err;
+	double d;
+	int r;
+
+	x->tried++;
+	*v = 0;
+	r = x->number ? expr_eval_number(x->e, scope, &d, NULL, NULL, &err)
+	              : expr_eval(x->e, scope, v, &err);
+	if (r == 0) {
+		x->ok++;
+		return 1;
+	}
+	if (x->tried - x->ok == 1)
+		x->first = err;
+	return 0;
+}
+
+/* The i-th point tried: all of a small space, else the baseline and a fixed sample. */
+static void point_at(const struct family *fam, unsigned long long size, unsigned long long i,
+                     struct variant *va)
+{
+	unsigned long long z;
+
+	if (size <= CHECKS_EXPR_POINTS) {
+		space_point(fam, i, va);
+		return;
+	}
+	if (i == 0) {
+		space_baseline(fam, va);
+		return;
+	}
+	/* splitmix64 of i: spread over the whole mixed-radix range */
+	z = i * 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	space_point(fam, (z ^ (z >> 31)) % size, va);
+}
+
+/* Try every item at the points on one shape (NULL: none); 0, or error(). */
+static int exprs_on_shape(const struct config *cfg, const struct shape *sh, struct expr_items *it)
+{
+	const struct family *fam = &cfg->fam;
+	unsigned long long size = space_size(fam), npoints, p;
+	size_t i, pending = it->n;
+
+	npoints = size <= CHECKS_EXPR_POINTS ? size : CHECKS_EXPR_POINTS;
+	for (i = 0; i < it->n; i++)
+		it->v[i].tried = it->v[i].ok = 0;
+	for (p = 0; p < npoints && pending; p++) {
+		struct space_scope sc;
+		struct variant va;
+		int admitted = 1;
+
+		point_at(fam, size, p, &va);
+		space_scope_init(&sc, cfg, &va, sh);
+		for (i = 0; i < it->n; i++) {
+			struct expr_item *x = &it->v[i];
+			unsigned long long was = x->ok;
+			struct expr_err err;
+			long long v;
+
+			if (x->constraint) {
+				if (!try_item(x, &sc.scope, &v) || !v)
+					admitted = 0;
+			} else if (admitted &&
+			           (!x->when ||
+			            (expr_eval(x->when, &sc.scope, &v, &err) == 0 && v))) {
+				try_item(x, &sc.scope, &v);
+			}
+			if (!was && x->ok)
+				pending--;
+		}
+	}
+	for (i = 0; i < it->n; i++) {
+		const struct expr_item *x = &it->v[i];
+
+		if (!x->tried || x->ok)
+			continue;
+		return error("%s:%d: %s '%s' cannot be evaluated at any point of the space%s%s%s: "
+		             "%s%s",
+		             x->path, x->line, x->what, expr_text(x->e), sh ? " for shape '" : "",
+		             sh ? sh->name : "", sh ? "'" : "", x->first.msg,
+		             size > npoints ? " (at a sample of the space)" : "");
+	}
+	return 0;
+}
+
+int checks_exprs(const struct config *cfg)
+{
+	struct expr_items it = {0};
+	size_t s;
+	int r = 0;
+
+	collect_items(cfg, &it);
+	for (s = 0; s < nshapes_or_one(cfg) && r == 0; s++)
+		r = exprs_on_shape(cfg, shape_at(cfg, s), &it);
+	free(it.v);
+	return r;
+}

@@ -21,9 +21,11 @@ const struct cmd cmd_check_entry = {
 	     "\n"
 	     "Run the gates (constraints, shared memory, alignment, compile,\n"
 	     "resources) on one configuration of the configured family, for every\n"
-	     "shape of the suite. Params not named keep the baseline's value; values\n"
-	     "outside the declared domain are allowed with a warning.\n"
-	     "Exits 0 when every gate passes, 1 when one rejects.\n"
+	     "shape of the suite, and compile the problem's reference kernel. Params\n"
+	     "not named keep the baseline's value; values outside the declared domain\n"
+	     "are allowed with a warning.\n"
+	     "Exits 0 when every gate passes, 1 when one rejects, 78 when the\n"
+	     "reference kernel does not compile.\n"
 	     "\n"
 	     "  --set NAME=V,...  the configuration (default: the baseline)\n"
 	     "  --no-compile      stop after the static gates\n"
@@ -123,6 +125,55 @@ static enum outcome check_builds(const struct config *cfg, const struct variant 
 	return result;
 }
 
+/*
+ * Compile the problem's reference kernel as the run will before its first check (on a GPU
+ * only), so that a reference that does not compile, or lacks its kernel, is found here:
+ * 0, or error() naming it.
+ */
+static int check_reference(const struct config *cfg, const char *cache_dir)
+{
+	const struct problem_reference *ref = &cfg->fam.problem->ref;
+	struct compile_pool *pool;
+	struct compile_job job, *done;
+	size_t i, n = 0, nbase;
+	char **base = template_options(cfg, 0, &nbase);
+	char **opts = xcalloc(nbase + ref->noptions + 1, sizeof(*opts));
+	int r = 0;
+
+	for (i = 0; i < nbase; i++)
+		opts[n++] = base[i];
+	for (i = 0; i < ref->noptions; i++)
+		opts[n++] = ref->options[i];
+	memset(&job, 0, sizeof(job));
+	compile_aux_key("reference kernel", ref->source, opts, n, job.key);
+	job.source = ref->source;
+	job.name = ref->source_path;
+	job.entry = ref->launches[0].kernel;
+	job.options = opts;
+	job.noptions = n;
+	pool = compile_pool_new(1, cache_dir);
+	if (!pool) {
+		r = -1;
+		goto out;
+	}
+	compile_pool_set_timeout(pool, cfg->compile_timeout_s);
+	compile_pool_submit(pool, &job);
+	done = compile_pool_next(pool);
+	if (done->result.outcome == VARIANT_OK)
+		printf("  reference  pass    '%s': kernel '%s', %d registers%s\n", ref->source_path,
+		       job.entry, done->result.regs, done->result.cached ? " (cached)" : "");
+	else
+		r = error("the reference kernel '%s' does not compile for %s:\n%s",
+		          ref->source_path, cfg->arch.name,
+		          done->result.log ? done->result.log : "");
+	build_release(&job.result);
+	compile_pool_free(pool);
+out:
+	free(opts);
+	template_options_free(base, nbase);
+	return r;
+}
+
 int cmd_check(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
@@ -182,6 +233,12 @@ int cmd_check(int argc, char **argv, const struct globals *g)
 	print_verdicts(&vs, 0);
 	if (o == VARIANT_OK && !no_compile)
 		o = check_builds(&cfg, &va, g->cache_dir, jobs, &vs);
+	if (o == VARIANT_OK && !no_compile && check_reference(&cfg, g->cache_dir) < 0) {
+		free(desc);
+		verdicts_release(&vs);
+		config_release(&cfg);
+		return EX_CONFIG;
+	}
 	if (o == VARIANT_OK) {
 		printf("accepted: every gate passed%s\n",
 		       no_compile ? " (static gates only)" : "; GPU gates not run by check");

@@ -41,12 +41,12 @@ static const char cmd_report_usage[] =
     "                    exist; the files of an earlier report in DIR are\n"
     "                    replaced\n"
     "  --library FILE    library timings to compare with (repeatable). JSON:\n"
-    "                      [{\"shape\": \"mission\", \"library\": \"sdpa-cudnn\",\n"
+    "                      [{\"shape\": \"sq4096\", \"library\": \"torch\",\n"
     "                        \"median_us\": 9.31}, ...]\n"
     "                    shape is a shape of the run's suite; optional keys:\n"
-    "                    \"dims\" (\"B=1,H=8,S=512,D=64\": must be the suite's),\n"
+    "                    \"dims\" (\"rows=4096,cols=4096\": the suite's),\n"
     "                    \"device\" and \"method\" (shown in the report).\n"
-    "                    scripts/bench_sdpa.py --library FILE writes it.\n"
+    "                    A bench script of the family may write it.\n"
     "  --sweep DB        a database holding an exhaustive sweep of the same\n"
     "                    space on the same device (read only), for the\n"
     "                    expected random-search curve\n"
@@ -65,7 +65,8 @@ static int load_library(const char *path, struct report_libraries *lib)
 	size_t len;
 	int rc;
 
-	if (read_file(path, &text, &len) < 0) {
+	/* a few hundred bytes a timing: 64 MiB is far more than any library's */
+	if (read_file_limited(path, 64u << 20, &text, &len) < 0) {
 		error("cannot read library timings '%s': %s", path, strerror(errno));
 		return EX_NOINPUT;
 	}

@@ -45,8 +45,8 @@ static void print_timings(const struct ranking *r, const struct export_timing *t
 		if ((int)strlen(r->shapes[i].dims) > wd)
 			wd = (int)strlen(r->shapes[i].dims);
 	}
-	printf("        %-*s  %-*s  %10s  %-22s  %8s  %8s\n", wn, "shape", wd, "dims", "median us",
-	       "95% interval us", "TFLOP/s", "speedup");
+	printf("        %-*s  %-*s  %10s  %-22s  %8s  %8s  %8s\n", wn, "shape", wd, "dims",
+	       "median us", "95% interval us", "TFLOP/s", "GB/s", "speedup");
 	for (i = 0; i < r->nshapes; i++) {
 		printf("        %-*s  %-*s  ", wn, r->shapes[i].name, wd, r->shapes[i].dims);
 		print_num(10, 2, t[i].median_us, "");
@@ -54,6 +54,8 @@ static void print_timings(const struct ranking *r, const struct export_timing *t
 		print_interval(22, 2, t[i].ci_lo_us, t[i].ci_hi_us);
 		printf("  ");
 		print_num(8, 2, t[i].tflops, "");
+		printf("  ");
+		print_num(8, 1, t[i].gbps, "");
 		printf("  ");
 		print_num(8, 3, t[i].speedup, "x");
 		printf("\n");

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tuner/checks.h"
 #include "tuner/cmd.h"
 #include "tuner/common.h"
 #include "tuner/config.h"
@@ -327,8 +328,12 @@ int cmd_load_config(const struct globals *g, struct config *cfg)
 {
 	if (!(g->cmd->flags & NEED_CONFIG))
 		BUG("command '%s' loads a config it did not declare", g->cmd->name);
-	if (config_load(g->config_path, cfg) == 0)
-		return 0;
+	if (config_load(g->config_path, cfg) == 0) {
+		if (checks_exprs(cfg) == 0)
+			return 0;
+		config_release(cfg);
+		return EX_CONFIG;
+	}
 	config_release(cfg);
 	if (!g->config_given && !getenv("TUNER_CONFIG") && access(g->config_path, F_OK) < 0)
 		error(

@@ -128,6 +128,79 @@ int compile_parse_ptxas(const char *log, const char *entry, struct build *b)
 	return found ? 0 : -1;
 }
 
+/*
+ * The entries ptxas reported in a build's log, as "a, b", appended to sb; how many.
+ */
+static int ptxas_entries(const char *log, struct strbuf *sb)
+{
+	static const char prefix[] = "Compiling entry function '";
+	const char *p = log, *q;
+	int n = 0;
+
+	while (p && (p = strstr(p, prefix))) {
+		p += strlen(prefix);
+		q = strchr(p, '\'');
+		if (!q)
+			break;
+		sb_addf(sb, "%s%.*s", n++ ? ", " : "", (int)(q - p), p);
+		p = q;
+	}
+	return n;
+}
+
+/*
+ * A build that compiled but holds no kernel of the job's entry name is no use to the
+ * launcher: a compile rejection that names the entries it has (from ptxas's report, so a
+ * log without one, from an NVRTC that reports nothing, is left alone). Checked on cached
+ * builds too, as the cache key does not cover the entry name.
+ */
+static void check_entry(struct compile_job *job)
+{
+	struct build *b = &job->result, tmp;
+	struct strbuf sb = STRBUF_INIT;
+	char *log, *mangled;
+	int n;
+
+	if (b->outcome != VARIANT_OK || !job->entry || !b->log ||
+	    compile_parse_ptxas(b->log, job->entry, &tmp) == 0)
+		return;
+	n = ptxas_entries(b->log, &sb);
+	/* the Itanium C++ name of a function called entry starts so */
+	mangled = xasprintf("_Z%zu%s", strlen(job->entry), job->entry);
+	if (n) {
+		log = xasprintf("error: '%s' has no kernel named '%s'; its kernels: %s%s\n%s",
+		                job->name ? job->name : job->key, job->entry, sb.buf,
+		                strstr(sb.buf, mangled) ? " (a C++ name: declare the kernel "
+		                                          "extern \"C\")"
+		                                        : "",
+		                b->log);
+		free(b->log);
+		b->log = log;
+		b->outcome = REJECT_COMPILE;
+		free(b->cubin_path);
+		b->cubin_path = NULL;
+		b->cubin_size = 0;
+	}
+	free(mangled);
+	sb_release(&sb);
+}
+
+void compile_aux_key(const char *what, const char *src, char **opts, size_t nopts,
+                     char key[HASH_HEX_LEN])
+{
+	struct hasher *h = hasher_new();
+	size_t i;
+
+	hasher_adds(h, what);
+	hasher_adds(h, src);
+	for (i = 0; i < nopts; i++)
+		if (strncmp(opts[i], "-I", 2))
+			hasher_adds(h, opts[i]);
+	if (compile_nvrtc_version(key, HASH_HEX_LEN) == 0)
+		hasher_adds(h, key);
+	hasher_final_hex(h, key);
+}
+
 int compile_nvrtc_version(char *out, size_t len)
 {
 	int major, minor;
@@ -836,7 +909,8 @@ static void compile_fresh(struct compile_pool *pool, struct slot *s, struct comp
 	b->seconds = now_seconds() - t0;
 	b->log = a.log;
 	b->outcome = a.status == ST_OK ? VARIANT_OK : REJECT_COMPILE;
-	if (a.status == ST_OK && job->entry && compile_parse_ptxas(b->log, job->entry, b) < 0)
+	if (a.status == ST_OK && job->entry && compile_parse_ptxas(b->log, job->entry, b) < 0 &&
+	    !strstr(b->log ? b->log : "", "Compiling entry function '"))
 		warning("no ptxas report for entry '%s' in the log of '%s'", job->entry,
 		        job->name ? job->name : job->key);
 	/*
@@ -923,6 +997,7 @@ static void *thread_main(void *arg)
 
 		if (!cache_lookup(pool->cache_dir, job))
 			compile_fresh(pool, s, job, timeout);
+		check_entry(job);
 
 		pthread_mutex_lock(&pool->lock);
 		pool->running[slot] = NULL;

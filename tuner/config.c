@@ -193,8 +193,8 @@ static void scalar_extend(const struct ysrc *s, yaml_node_t *n, const yaml_mark_
 }
 
 /*
- * YAML splits a flow list at every comma, so `grid: [ceil_div(S, BLOCK_M), H, B]`
- * arrives as "ceil_div(S", "BLOCK_M)", "H", "B", and `{offset: max(A, B)}` as the
+ * YAML splits a flow list at every comma, so `grid: [ceil_div(N, TILE), M, 1]`
+ * arrives as "ceil_div(N", "TILE)", "M", "1", and `{offset: max(A, B)}` as the
  * pairs offset: "max(A" and "B)": null. Rejoin such pieces from the raw text while
  * a plain scalar has more '(' than ')', so expressions read as written.
  */
@@ -259,6 +259,42 @@ static void join_split_expressions(struct ysrc *s)
 	}
 }
 
+/*
+ * Refuse collections nested deeper than CONFIG_MAX_DEPTH before a document is built: libyaml
+ * has no limit of its own, and its scanner keeps a possible key per open flow collection and
+ * walks them all at every token, so 100000 '[' took 16 s. Events stop at the first collection
+ * too deep, so this pass costs little whatever follows. A syntax error is left to ysrc_load,
+ * which reports it as always.
+ */
+static int ysrc_depth(const struct ysrc *s)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int depth = 0, ret = 0, done = 0;
+
+	if (!yaml_parser_initialize(&p))
+		return error("%s: cannot initialise the YAML parser", s->path);
+	yaml_parser_set_input_string(&p, (const unsigned char *)s->text, s->len);
+	while (!done && yaml_parser_parse(&p, &ev)) {
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > CONFIG_MAX_DEPTH) {
+				ret = err_pos(
+				    s, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+				    "collections nested deeper than %d levels", CONFIG_MAX_DEPTH);
+				done = 1;
+			}
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+		           ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		} else if (ev.type == YAML_STREAM_END_EVENT) {
+			done = 1;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return ret;
+}
+
 /* Parse the one document of s->text. */
 static int ysrc_load(struct ysrc *s)
 {
@@ -267,6 +303,8 @@ static int ysrc_load(struct ysrc *s)
 	yaml_node_t *root;
 	int ret = 0;
 
+	if (ysrc_depth(s) < 0)
+		return -1;
 	if (!yaml_parser_initialize(&p))
 		return error("%s: cannot initialise the YAML parser", s->path);
 	yaml_parser_set_input_string(&p, (const unsigned char *)s->text, s->len);
@@ -1327,8 +1365,8 @@ static int load_compare(struct ysrc *s, const yaml_node_t *n, struct problem_buf
 
 	if (map_fields(s, n, "compare", compare_keys, 3, v, NULL) < 0)
 		return -1;
-	if ((v[0] && get_double(s, v[0], "rel_l2", 1, &b->rel_l2) < 0) ||
-	    (v[1] && get_double(s, v[1], "max_abs", 1, &b->max_abs) < 0) ||
+	if ((v[0] && get_double(s, v[0], "rel_l2", 0, &b->rel_l2) < 0) ||
+	    (v[1] && get_double(s, v[1], "max_abs", 0, &b->max_abs) < 0) ||
 	    (v[2] && get_double(s, v[2], "cosine", 1, &b->cosine) < 0))
 		return -1;
 	if (v[2] && b->cosine > 1)
@@ -1859,6 +1897,7 @@ static int family_parse(struct ysrc *s, struct family *fam)
 	if (v[FK_SMEM]) {
 		if (get_expr(s, v[FK_SMEM], "smem_bytes", fam, &fam->smem_bytes) < 0)
 			goto out;
+		fam->smem_bytes_line = (int)v[FK_SMEM]->start_mark.line + 1;
 	} else {
 		fam->smem_bytes = expr_parse("0", &ee);
 		if (!fam->smem_bytes)
@@ -1989,8 +2028,8 @@ static int load_correctness(struct ysrc *s, const yaml_node_t *n, struct config 
 		return 0;
 	if (map_fields(s, n, "correctness", correctness_keys, 4, v, NULL) < 0)
 		return -1;
-	if ((v[0] && get_double(s, v[0], "rel_l2", 1, &cfg->rel_l2) < 0) ||
-	    (v[1] && get_double(s, v[1], "max_abs", 1, &cfg->max_abs) < 0) ||
+	if ((v[0] && get_double(s, v[0], "rel_l2", 0, &cfg->rel_l2) < 0) ||
+	    (v[1] && get_double(s, v[1], "max_abs", 0, &cfg->max_abs) < 0) ||
 	    (v[2] && get_int_max(s, v[2], "seeds", 1, 1000, &cfg->check_seeds) < 0) ||
 	    (v[3] && get_enum(s, v[3], "ragged", bools, 2, &cfg->ragged) < 0))
 		return -1;
@@ -2372,8 +2411,12 @@ int config_load(const char *path, struct config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	config_defaults(cfg);
-	if (read_file(path, &cfg->text, &len) < 0) {
-		error("cannot read config '%s': %s", path, strerror(errno));
+	if (read_file_limited(path, CONFIG_MAX_FILE_BYTES, &cfg->text, &len) < 0) {
+		if (errno == EFBIG)
+			error("cannot read config '%s': larger than %u MiB", path,
+			      CONFIG_MAX_FILE_BYTES >> 20);
+		else
+			error("cannot read config '%s': %s", path, strerror(errno));
 		config_release(cfg);
 		return -1;
 	}

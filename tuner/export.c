@@ -204,6 +204,7 @@ static void timing_clear(struct export_timing *t)
 {
 	t->measured = 0;
 	t->median_us = t->ci_lo_us = t->ci_hi_us = t->tflops = t->rel_l2 = t->speedup = NAN;
+	t->gbps = NAN;
 }
 
 static double speedup(double base_us, double us)
@@ -219,6 +220,7 @@ static int lookup_timing(struct db *db, long long variant_id, const char *device
                          struct export_timing *t, struct db_measured *m)
 {
 	struct db_measured own, *got;
+	struct db_conditions c;
 	int r;
 
 	memset(&own, 0, sizeof(own));
@@ -236,9 +238,12 @@ static int lookup_timing(struct db *db, long long variant_id, const char *device
 	t->ci_hi_us = got->ci_hi_us;
 	t->tflops = got->tflops;
 	t->rel_l2 = got->rel_l2;
+	r = db_measure_conditions(db, got->id, &c);
+	if (r == 0)
+		t->gbps = c.gbps;
 	if (!m)
 		db_measured_release(&own);
-	return 0;
+	return r;
 }
 
 /* Every shape of the suite, with speedups over the baseline's timings in base (may be NULL). */
@@ -657,7 +662,7 @@ static json_t *jstr(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-/* {"BLOCK_M": 64, ...}, or NULL after error(). */
+/* {"TILE": 32, ...}, or NULL after error(). */
 static json_t *params_json(const char *params)
 {
 	struct export_params ps;
@@ -687,6 +692,7 @@ static json_t *timings_json(const struct ranking *r, const struct export_timing 
 		json_object_set_new(s, "ci_lo_us", jnum(t[i].ci_lo_us));
 		json_object_set_new(s, "ci_hi_us", jnum(t[i].ci_hi_us));
 		json_object_set_new(s, "tflops", jnum(t[i].tflops));
+		json_object_set_new(s, "gbps", jnum(t[i].gbps));
 		json_object_set_new(s, "rel_l2", jnum(t[i].rel_l2));
 		json_object_set_new(s, "speedup", jnum(t[i].speedup));
 		json_array_append_new(a, s);

@@ -196,11 +196,10 @@ static int compile_one(struct pipeline *p, struct compile_job *job)
  * cache; *cubin gets the cached cubin's path. 0 or error().
  */
 static int build_aux(struct pipeline *p, const char *what, const char *name, const char *src,
-                     char **extra, size_t nextra, char **cubin)
+                     const char *entry, char **extra, size_t nextra, char **cubin)
 {
 	struct compile_job job;
 	char **opts = xcalloc(p->noptions + nextra + 1, sizeof(*opts));
-	struct hasher *h = hasher_new();
 	size_t i, n = 0;
 
 	for (i = 0; i < p->noptions; i++)
@@ -208,17 +207,10 @@ static int build_aux(struct pipeline *p, const char *what, const char *name, con
 	for (i = 0; i < nextra; i++)
 		opts[n++] = extra[i];
 	memset(&job, 0, sizeof(job));
-	hasher_adds(h, what);
-	hasher_adds(h, src);
-	for (i = 0; i < n; i++)
-		if (strncmp(opts[i], "-I", 2))
-			hasher_adds(h, opts[i]);
-	if (compile_nvrtc_version(job.key, sizeof(job.key)) == 0)
-		hasher_adds(h, job.key);
-	hasher_final_hex(h, job.key);
+	compile_aux_key(what, src, opts, n, job.key);
 	job.source = (char *)src;
 	job.name = name;
-	job.entry = NULL;
+	job.entry = entry;
 	job.options = opts;
 	job.noptions = n;
 	compile_one(p, &job);
@@ -270,11 +262,12 @@ int pipeline_attach_workers(struct pipeline *p, struct worker **w, size_t n, con
 	for (i = 0; i < n; i++)
 		if (arch_check(&p->cfg->arch, worker_cc(w[i]), device) < 0)
 			return -1;
-	if (build_aux(p, "reference kernel", pr->ref.source_path, pr->ref.source, pr->ref.options,
-	              pr->ref.noptions, &p->ref_cubin) < 0)
+	if (build_aux(p, "reference kernel", pr->ref.source_path, pr->ref.source,
+	              pr->ref.launches[0].kernel, pr->ref.options, pr->ref.noptions,
+	              &p->ref_cubin) < 0)
 		return -1;
 	src = support_source();
-	r = build_aux(p, "worker's support kernels", "tuner_support.cu", src, NULL, 0,
+	r = build_aux(p, "worker's support kernels", "tuner_support.cu", src, NULL, NULL, 0,
 	              &p->support_cubin);
 	free(src);
 	if (r < 0)

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "tuner/checks.h"
 #include "tuner/common.h"
 #include "tuner/compile.h"
 #include "tuner/config.h"
@@ -181,6 +182,8 @@ static int load_config(struct run *r, const struct run_request *rq)
 	if (config_load(rq->config_path, &r->cfg) < 0)
 		return EX_CONFIG;
 	r->have_cfg = 1;
+	if (checks_exprs(&r->cfg) < 0)
+		return EX_CONFIG;
 	if (rq->config_text && strcmp(rq->config_text, r->cfg.text)) {
 		error("config '%s' has changed since the job was submitted; submit it again",
 		      rq->config_path);

@@ -55,4 +55,17 @@ enum outcome checks_static(const struct config *cfg, const struct variant *va,
 enum outcome checks_build(const struct config *cfg, const struct variant *va, const struct spec *sp,
                           const struct build *b, struct verdicts *out);
 
+/*
+ * Every expression of the family and its problem (constraints, smem_bytes, layout, launch
+ * geometry, buffer counts, scalar arguments) can be evaluated at some point of the space,
+ * for every shape of the suite: 0, or error() naming the file, the line and the expression
+ * (a config error). An expression that fails at every point would reject every variant
+ * with one reason. The points: the whole space when it has at most CHECKS_EXPR_POINTS,
+ * else the baseline and a fixed pseudo-random sample of that many; an expression other
+ * than a constraint is tried only at points every constraint admits. One that fails at
+ * some points only stays a per-variant rejection.
+ */
+#define CHECKS_EXPR_POINTS 4096
+int checks_exprs(const struct config *cfg);
+
 #endif

@@ -27,7 +27,7 @@ void build_release(struct build *b);
 struct compile_job {
 	char key[HASH_HEX_LEN]; /* cache key (template_build_key) */
 	char *source;           /* full source; the pool does not free it */
-	const char *name;       /* file name in diagnostics, e.g. "flash_fwd.cu" */
+	const char *name;       /* file name in diagnostics, e.g. "transpose.cu" */
 	const char *entry;      /* kernel whose ptxas report to parse */
 	char **options;         /* NVRTC options (the pool adds the CUDA include path) */
 	size_t noptions;
@@ -63,6 +63,13 @@ void compile_pool_free(struct compile_pool *pool);
  * fields; 0 when the entry's report was found, -1 otherwise.
  */
 int compile_parse_ptxas(const char *log, const char *entry, struct build *b);
+
+/*
+ * The cache key of a kernel built besides the candidates (what: "reference kernel", ...):
+ * its source, its options but the include paths, and the NVRTC version.
+ */
+void compile_aux_key(const char *what, const char *src, char **opts, size_t nopts,
+                     char key[HASH_HEX_LEN]);
 
 /* NVRTC's version as "13.0", or an error. */
 int compile_nvrtc_version(char *out, size_t len);

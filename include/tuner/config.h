@@ -16,6 +16,7 @@
 
 /* Limits on what a config may ask for: file sizes, one buffer's bytes. */
 #define CONFIG_MAX_FILE_BYTES   (4u << 20)
+#define CONFIG_MAX_DEPTH        64 /* YAML collections nested in one another */
 #define CONFIG_MAX_BUFFER_BYTES (64ULL << 30)
 
 struct param {
@@ -44,7 +45,7 @@ struct layout_buf {
 struct family {
 	char *path; /* the sidecar's path */
 	char *text; /* the sidecar's text */
-	char *name; /* "flash_fwd": the export prefix is its upper case */
+	char *name; /* "transpose": the export prefix is its upper case */
 	char *source_path;
 	char *source; /* the template text */
 	char source_hash[HASH_HEX_LEN];
@@ -58,6 +59,7 @@ struct family {
 	struct constraint *constraints;
 	size_t nconstraints;
 	struct expr *smem_bytes; /* dynamic shared memory per block */
+	int smem_bytes_line;     /* 0: not given (0 bytes) */
 	struct layout_buf *layout;
 	size_t nlayout;
 	/* shape dims baked in at compile time, defined as SHAPE_<dim> in the preamble */

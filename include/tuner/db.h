@@ -176,7 +176,7 @@ void db_variant_release(struct db_variant *v);
 int db_gate_record(struct db *db, long long run_id, long long variant_id, const char *gate,
                    const char *shape, enum outcome outcome, const char *reason);
 
-/* Record one compile unit (spec like "D=64"); replaces an earlier row with the same key. */
+/* Record one compile unit (spec like "N=128"); replaces an earlier row with the same key. */
 int db_build_record(struct db *db, long long variant_id, const char *key, const char *spec,
                     int sanitize, const struct build *b);
 
@@ -214,7 +214,7 @@ int db_run_outcome_counts(struct db *db, long long run_id, long long counts[OUTC
 struct db_measurement {
 	const char *device;     /* as in run_info */
 	const char *shape;      /* the shape's name */
-	const char *shape_dims; /* "B=1,H=8,S=512,D=64" */
+	const char *shape_dims; /* "rows=4096,cols=4096" */
 	enum outcome outcome;
 	const char *reason; /* NULL: "" */
 	double rel_l2, max_abs;

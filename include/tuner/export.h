@@ -11,7 +11,7 @@
 
 /* ------------------------------------------------------------ pure parts */
 
-/* One param of a stored variant ("BLOCK_M=64" in variants.params). */
+/* One param of a stored variant ("TILE=32" in variants.params). */
 struct export_param {
 	char *name;
 	long long value;
@@ -33,7 +33,7 @@ void export_params_release(struct export_params *p);
 char *export_ident(const char *s);
 
 /*
- * The macro prefix of a template: "flash_fwd" gives "FLASH_FWD_". A name that
+ * The macro prefix of a template: "transpose" gives "TRANSPOSE_". A name that
  * does not start with a letter gets "TUNER_" in front, so the macros are
  * identifiers outside the implementation's reserved names. Caller frees.
  */
@@ -42,11 +42,11 @@ char *export_prefix(const char *template_name);
 /* One shape of a run's suite, as runs.shapes holds it. */
 struct export_shape {
 	char *name;
-	char *dims; /* "B=1,H=8,S=512,D=64": measurements.shape_dims */
+	char *dims; /* "rows=4096,cols=4096": measurements.shape_dims */
 };
 
 /*
- * Parse runs.shapes, a JSON array of objects {"name": "mission", "B": 1, ...}:
+ * Parse runs.shapes, a JSON array of objects {"name": "sq4096", "rows": 4096, ...}:
  * every member but "name" is a dim, in the order written (the problem's dim
  * order), and dims is "NAME=V" joined by ",", as measurements.shape_dims is
  * keyed. 0, or error().
@@ -64,6 +64,7 @@ struct export_timing {
 	int measured; /* a measurements row exists for the run's device and the shape's dims */
 	double median_us, ci_lo_us, ci_hi_us, tflops, rel_l2;
 	double speedup; /* the baseline's median / this median */
+	double gbps;    /* the problem's bytes over the median; NAN without bytes */
 };
 
 struct export_entry {

@@ -28,7 +28,7 @@ int job_launch_smem(const struct config *cfg, const struct launch_spec *l,
  * specialise), the largest prime below the shape's value (no multiple of any
  * tile size) and the smallest value the problem's rules allow, each only when
  * the rules hold for it and it differs from every shape already there. Names
- * read "mission~S=509". Returns how many (at most max); each derived[i] is a
+ * read "sq4096~rows=4093". Returns how many (at most max); each derived[i] is a
  * copy the caller frees with job_shapes_release, of_suite[i] its suite shape.
  */
 size_t job_derive_ragged(const struct config *cfg, struct shape *derived, size_t *of_suite,
@@ -49,7 +49,7 @@ double job_shape_cost(const struct config *cfg, const struct shape *sh);
 int job_shrink_shape(const struct config *cfg, const struct shape *sh, double budget,
                      struct shape *out);
 
-/* "B=1,H=8,S=512,D=64": the shape's dims named in the problem's order. */
+/* "rows=4096,cols=4096": the shape's dims named in the problem's order. */
 void job_shape_dims(const struct config *cfg, const struct shape *sh, char *out, size_t len);
 
 #endif

@@ -109,7 +109,7 @@ struct pipeline {
 	size_t ntools_derived;
 	const struct shape *tools_shape[2 * TUNER_MAX_SHAPES];
 	size_t tools_spec[2 * TUNER_MAX_SHAPES], ntools;
-	char shape_dims[PIPELINE_MAX_SHAPES][128]; /* "B=1,H=8,S=512,D=64" */
+	char shape_dims[PIPELINE_MAX_SHAPES][128]; /* "rows=4096,cols=4096" */
 	char *ref_cubin;     /* the problem's reference kernel, built when a worker is attached */
 	char *support_cubin; /* the worker's own kernels (fill, compare, ...), likewise */
 	int have_baseline;

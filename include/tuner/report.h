@@ -16,11 +16,11 @@
 /*
  * A library's time on one shape of the suite, imported with `tuner report
  * --library FILE`. The file is a JSON array of objects:
- *   {"shape": "mission", "library": "sdpa-cudnn", "median_us": 9.31,
- *    "dims": "B=1,H=8,S=512,D=64", "device": "NVIDIA H100 80GB HBM3",
+ *   {"shape": "sq4096", "library": "torch", "median_us": 93.1,
+ *    "dims": "rows=4096,cols=4096", "device": "NVIDIA H100 80GB HBM3",
  *    "method": "CUDA graph of 20 calls, median of 30, warm L2"}
  * shape, library and median_us (> 0) are required; dims, device and method
- * are optional. scripts/bench_sdpa.py --library writes it.
+ * are optional. A family's bench script may write it.
  */
 struct report_library {
 	char *shape, *library;

@@ -32,14 +32,14 @@ void space_baseline(const struct family *fam, struct variant *out);
  * the baseline). Unknown names are an error with a "did you mean".
  */
 int space_parse_set(const struct family *fam, const char *spec, struct variant *va);
-/* "BLOCK_M=64,BLOCK_N=64,..." in param order; caller frees. */
+/* "TILE=32,RPT=4,..." in param order; caller frees. */
 char *space_format(const struct family *fam, const struct variant *va);
 int space_equal(const struct family *fam, const struct variant *a, const struct variant *b);
 
 /* Distinct compile-time specialisations of the suite (values of fam->specialize dims). */
 struct spec {
 	long long vals[TUNER_MAX_DIMS]; /* indexed like fam->specialize */
-	char key[64];                   /* "D=64"; "" when the family specialises nothing */
+	char key[64];                   /* "N=128"; "" when the family specialises nothing */
 };
 /* Fill specs (capacity TUNER_MAX_SHAPES) and return how many; shape_spec[i] = spec index of shape
  * i. */

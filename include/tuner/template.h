@@ -16,7 +16,7 @@ void template_options_free(char **opts, size_t n);
 
 /*
  * The full source of one compile unit: a preamble defining each param
- * (#define BLOCK_M 64), each specialised dim (#define SHAPE_D 64),
+ * (#define TILE 32), each specialised dim (#define SHAPE_N 128),
  * TUNER_SMEM_BYTES (the sidecar's smem_bytes for that spec), TUNER_SANITIZE
  * when asked, then a #line 1 "<template file>" and the template text. Caller frees.
  */

@@ -57,7 +57,7 @@ struct worker_call {
 /* One shape of a job: its buffers and the launches of one call, candidate's and reference's. */
 struct worker_shape_job {
 	char name[48];
-	char dims[128]; /* "B=1,H=8,S=512,D=64": names it in messages and keys the input cache */
+	char dims[128]; /* "rows=4096,cols=4096": names it in messages and keys the input cache */
 	int check_only; /* a derived (ragged) shape: checked, never timed */
 	size_t nbufs;
 	struct worker_buf bufs[WORKER_MAX_BUFS];

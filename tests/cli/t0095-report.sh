@@ -5,7 +5,7 @@
 run_tuner report --help
 expect_rc 0 "report --help"
 expect_grep "$TMP/out" "usage: tuner report" "report --help prints its usage"
-expect_grep "$TMP/out" '"library": "sdpa-cudnn"' "report --help documents the library format"
+expect_grep "$TMP/out" '"library": "torch"' "report --help documents the library format"
 [ -s "$TMP/err" ] && fail "report --help wrote to stderr"
 run_tuner --help
 expect_grep "$TMP/out" "  report " "tuner --help lists report"

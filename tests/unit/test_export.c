@@ -36,12 +36,12 @@ static struct export_shape shapes[] = {
 };
 
 static struct export_timing timings[][2] = {
-    {{1, 80, 79, 81, 12.5, 0.001, 1.25}, {1, 400, 395, 405, 30, 0.001, 1.5}},
-    {{1, 90, 89, 91, 11.1, 0.001, 100.0 / 90}, {1, 500, 495, 505, 24, 0.001, 1.2}},
+    {{1, 80, 79, 81, 12.5, 0.001, 1.25, NAN}, {1, 400, 395, 405, 30, 0.001, 1.5, NAN}},
+    {{1, 90, 89, 91, 11.1, 0.001, 100.0 / 90, NAN}, {1, 500, 495, 505, 24, 0.001, 1.2, NAN}},
 };
 
-static struct export_timing base[] = {{1, 100, 99, 101, 10, 0.001, 1},
-                                      {1, 600, 590, 610, 20, 0, 1}};
+static struct export_timing base[] = {{1, 100, 99, 101, 10, 0.001, 1, NAN},
+                                      {1, 600, 590, 610, 20, 0, 1, NAN}};
 
 static struct export_entry entries[] = {
     {1, 1, 2, (char *)"b2c0ffee", (char *)"BLOCK_M=128,BLOCK_N=64,PAD=8", 1.3693, 1.3, 1.44,
@@ -51,8 +51,8 @@ static struct export_entry entries[] = {
 };
 
 static struct export_best best[] = {
-    {4, (char *)"d4d4", (char *)"BLOCK_M=32,BLOCK_N=64,PAD=8", {1, 70, 69, 71, 14.3, 0, 1.4}},
-    {0, NULL, NULL, {0, NAN, NAN, NAN, NAN, NAN, NAN}},
+    {4, (char *)"d4d4", (char *)"BLOCK_M=32,BLOCK_N=64,PAD=8", {1, 70, 69, 71, 14.3, 0, 1.4, NAN}},
+    {0, NULL, NULL, {0, NAN, NAN, NAN, NAN, NAN, NAN, NAN}},
 };
 
 /* A ranking as export_rank() leaves it, without a database. */
