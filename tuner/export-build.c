@@ -133,8 +133,8 @@ struct section {
 	const struct config *cfg;
 	const struct family *fam;
 	const struct problem *pr;
-	const char *P; /* "FLASH_FWD_": macros */
-	char *p;       /* "flash_fwd_": functions and types */
+	const char *P; /* "NAME_": macros */
+	char *p;       /* "name_": functions and types */
 	char **member; /* each param's member name: its name in lower case */
 	struct spec specs[TUNER_MAX_SHAPES];
 	size_t nspecs, shape_spec[TUNER_MAX_SHAPES];
