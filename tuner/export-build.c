@@ -222,7 +222,7 @@ static void dim_names(const struct section *b, struct strbuf *out)
 		sb_addf(out, "%s%s", d ? ", " : "", b->pr->dims[d]);
 }
 
-/* The SHAPE_ condition of a spec: " && SHAPE_D == 64 && SHAPE_causal == 0"; "" with none. */
+/* The SHAPE_ condition of a spec: " && SHAPE_N == 64 && SHAPE_kind == 0"; "" with none. */
 static void spec_cond(const struct section *b, const struct spec *sp, struct strbuf *out)
 {
 	size_t k;
