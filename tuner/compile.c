@@ -1002,6 +1002,25 @@ void compile_pool_submit(struct compile_pool *pool, struct compile_job *job)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+int compile_pool_withdraw(struct compile_pool *pool, struct compile_job *job)
+{
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (i = 0; i < pool->nqueue && !found; i++) {
+		if (pool->queue[i] != job)
+			continue;
+		memmove(&pool->queue[i], &pool->queue[i + 1],
+		        (pool->nqueue - i - 1) * sizeof(*pool->queue));
+		pool->nqueue--;
+		pool->outstanding--;
+		found = 1;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return found;
+}
+
 struct compile_job *compile_pool_next(struct compile_pool *pool)
 {
 	struct compile_job *job = NULL;
