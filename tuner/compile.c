@@ -1021,12 +1021,12 @@ int compile_pool_withdraw(struct compile_pool *pool, struct compile_job *job)
 	return found;
 }
 
-struct compile_job *compile_pool_next(struct compile_pool *pool)
+static struct compile_job *next_job(struct compile_pool *pool, int wait)
 {
 	struct compile_job *job = NULL;
 
 	pthread_mutex_lock(&pool->lock);
-	if (pool->outstanding > 0) {
+	if (pool->outstanding > 0 && (wait || pool->nfinished)) {
 		while (pool->nfinished == 0)
 			pthread_cond_wait(&pool->done, &pool->lock);
 		job = pool->finished[0];
@@ -1037,6 +1037,16 @@ struct compile_job *compile_pool_next(struct compile_pool *pool)
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return job;
+}
+
+struct compile_job *compile_pool_next(struct compile_pool *pool)
+{
+	return next_job(pool, 1);
+}
+
+struct compile_job *compile_pool_poll(struct compile_pool *pool)
+{
+	return next_job(pool, 0);
 }
 
 void compile_pool_free(struct compile_pool *pool)

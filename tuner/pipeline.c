@@ -162,6 +162,24 @@ struct pjob_batch {
 	size_t n;
 };
 
+/* A unit the pool gave back: done, and counted. */
+static void unit_done(struct pipeline *p, struct pjob *j)
+{
+	j->done = 1;
+		if (j->kind == PJOB_PREFETCH) {
+			if (!j->job.result.cached) {
+				p->st.prefetched++;
+				p->st.prefetch_seconds += j->job.result.seconds;
+			}
+		} else if (j->kind != PJOB_AUX) {
+			p->st.builds++;
+			if (j->job.result.cached)
+				p->st.builds_cached++;
+			else
+				p->st.compile_seconds += j->job.result.seconds;
+		}
+}
+
 /* Take the pool's finished jobs until want is done (want NULL: until none is outstanding). */
 static void pool_wait(struct pipeline *p, struct pjob *want)
 {
@@ -176,23 +194,29 @@ static void pool_wait(struct pipeline *p, struct pjob *want)
 				    want->job.name);
 			break;
 		}
-		j->done = 1;
-		if (j->kind == PJOB_PREFETCH) {
-			if (!j->job.result.cached) {
-				p->st.prefetched++;
-				p->st.prefetch_seconds += j->job.result.seconds;
-			}
-		} else if (j->kind != PJOB_AUX) {
-			p->st.builds++;
-			if (j->job.result.cached)
-				p->st.builds_cached++;
-			else
-				p->st.compile_seconds += j->job.result.seconds;
-		}
+		unit_done(p, j);
 		if (p->busy)
 			p->busy(p->busy_ctx, "compiling");
 	}
 	p->st.wall_compile += now_seconds() - t0;
+}
+
+/* Take the pool's finished jobs, without waiting for any. */
+static void pool_drain(struct pipeline *p)
+{
+	struct compile_job *j;
+
+	while ((j = compile_pool_poll(p->pool)))
+		unit_done(p, (struct pjob *)j);
+}
+
+/* A unit queued as work ahead is needed now: ahead of the rest of that work. */
+static void promote(struct pipeline *p, struct pjob *j)
+{
+	if (!j->job.background || !compile_pool_withdraw(p->pool, &j->job))
+		return;
+	j->job.background = 0;
+	compile_pool_submit(p->pool, &j->job);
 }
 
 /* Compile one unit now (the pool may be busy with others); the caller releases job->result. */
@@ -1726,14 +1750,14 @@ static int tools_verdict(struct pipeline *p, struct evaluation *ev, const struct
 /* The gates an elite newcomer meets before it counts: alignment, then compute-sanitizer. */
 static int elite_gates(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev)
 {
-	int newcomer = p->admits && p->admits(p->admits_ctx, ev), r = 0;
+	int is_new = p->admits && p->admits(p->admits_ctx, ev), r = 0;
 	struct gpu_task *t;
 	size_t sp;
 
-	if (p->cfg->sanitize == SANITIZE_ELITE && newcomer && elite_sanitize(p, g, i, ev) < 0)
+	if (p->cfg->sanitize == SANITIZE_ELITE && is_new && elite_sanitize(p, g, i, ev) < 0)
 		return -1;
 	if (ev->outcome != VARIANT_OK ||
-	    !(p->cfg->tools == TOOLS_EVERY || (p->cfg->tools == TOOLS_ELITE && newcomer)))
+	    !(p->cfg->tools == TOOLS_EVERY || (p->cfg->tools == TOOLS_ELITE && is_new)))
 		return 0;
 	t = xcalloc(1, sizeof(*t));
 	t->cand = i;
@@ -1775,11 +1799,7 @@ static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, str
 
 		if (!j->submitted) /* no GPU when the generation was compiled: cannot happen */
 			BUG("no sanitize build of %s", ev->hash);
-		if (j->job.background && compile_pool_withdraw(p->pool, &j->job)) {
-			/* needed now: ahead of the work queued for later */
-			j->job.background = 0;
-			compile_pool_submit(p->pool, &j->job);
-		}
+		promote(p, j);
 		pool_wait(p, j);
 		r = db_build_record(p->db, ev->variant_id, j->job.key, p->specs[sp].key, 1,
 		                    &j->job.result);
@@ -1811,6 +1831,44 @@ static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, str
 	return r;
 }
 
+/* Whether ev meets the elite's gates (sanitize or tools: elite) as a newcomer to the elite. */
+static int newcomer(struct pipeline *p, const struct evaluation *ev)
+{
+	return (p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
+	       p->admits(p->admits_ctx, ev);
+}
+
+/*
+ * Whether candidate i's verdict would wait on sanitize builds not yet done
+ * (an elite newcomer's): they are moved ahead in the pool, and the caller
+ * dispatches more to the GPU before it comes back, instead of leaving the GPU
+ * waiting. Nothing is decided here: the verdict is stage_verdict's.
+ */
+static int sanitize_pending(struct pipeline *p, size_t i, struct evaluation *ev)
+{
+	int pending = 0;
+	size_t sp;
+
+	if (p->cfg->sanitize != SANITIZE_ELITE || !p->nworkers || ev->reused ||
+	    ev->outcome != VARIANT_OK)
+		return 0;
+	ev->timed = 1;
+	maybe_baseline(p, ev);
+	rank(p, ev);
+	if (!ev->ranked || !newcomer(p, ev))
+		return 0;
+	pool_drain(p);
+	for (sp = 0; sp < p->nspecs; sp++) {
+		struct pjob *j = gen_job(p, i, sp, 1);
+
+		if (j->submitted && !j->done) {
+			promote(p, j);
+			pending = 1;
+		}
+	}
+	return pending;
+}
+
 /* The GPU's verdict on a candidate past every static and build gate, and its fitness. */
 static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation, size_t i,
                          struct evaluation *ev)
@@ -1827,10 +1885,7 @@ static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation
 	rank(p, ev);
 	/* decided once: an elite newcomer meets the dynamic alignment gate before it counts */
 	if (p->nworkers && ev->ranked && !ev->reused &&
-	    (p->cfg->tools == TOOLS_EVERY ||
-	     ((p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
-	      p->admits(p->admits_ctx, ev))) &&
-	    elite_gates(p, g, i, ev) < 0)
+	    (p->cfg->tools == TOOLS_EVERY || newcomer(p, ev)) && elite_gates(p, g, i, ev) < 0)
 		return -1;
 	note_best(p, ev);
 	return finish(p, generation, ev);
@@ -2000,6 +2055,7 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 {
 	enum stage *stage = xcalloc(n + 1, sizeof(*stage));
 	struct gpu_task **tasks = xcalloc(n + 1, sizeof(*tasks));
+	unsigned char *stored = xcalloc(n + 1, 1); /* tasks[i]'s results are in the database */
 	struct gpu_stage g;
 	size_t i, committed = 0, dispatched = 0;
 	double t0 = now_seconds();
@@ -2062,8 +2118,14 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 		/* commit what is finished, in order, while the pool and the GPU work on */
 		while (!r && committed < dispatched &&
 		       (!tasks[committed] || tasks[committed]->state == 2)) {
-			if (tasks[committed])
+			if (tasks[committed] && !stored[committed]) {
 				r = task_commit(p, generation, &out[committed], tasks[committed]);
+				stored[committed] = 1;
+			}
+			/* the verdict waits on its sanitize builds: dispatch more first */
+			if (!r && stage[committed] == STAGE_GPU && i + 1 < n &&
+			    sanitize_pending(p, committed, &out[committed]))
+				break;
 			if (!r && stage[committed] == STAGE_GPU)
 				r = stage_verdict(p, &g, generation, committed, &out[committed]);
 			committed_one(p, committed, &out[committed]);
@@ -2075,7 +2137,7 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 			prefetch(p, n);
 			prefetched_at = p->best_moves;
 		}
-		if (tasks[committed]) {
+		if (tasks[committed] && !stored[committed]) {
 			if (p->busy)
 				p->busy(p->busy_ctx, "measuring");
 			stage_wait(&g, tasks[committed]);
@@ -2102,6 +2164,7 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 	}
 	p->eval_end = now_seconds();
 	p->st.wall_gpu += p->eval_end - t0;
+	free(stored);
 	free(tasks);
 	free(stage);
 	return r;

@@ -62,6 +62,8 @@ void compile_pool_submit(struct compile_pool *pool, struct compile_job *job);
 int compile_pool_withdraw(struct compile_pool *pool, struct compile_job *job);
 /* Block until a queued job is done and return it (any order); NULL when none is outstanding. */
 struct compile_job *compile_pool_next(struct compile_pool *pool);
+/* A job that is done, without waiting: NULL when none is. */
+struct compile_job *compile_pool_poll(struct compile_pool *pool);
 void compile_pool_free(struct compile_pool *pool);
 
 /*
