@@ -794,18 +794,49 @@ static int task_job(struct gpu_task *t, struct worker *w, struct worker_job *job
 }
 
 /*
- * The dynamic alignment gate on t's sanitize builds, each run on its
- * specialisation's cheapest suite shape (an alignment follows from the params
- * and the specialised dims, which the shape fixes): 0 passed, 1 rejected, -1
- * error.
+ * The shapes the dynamic alignment gate runs spec sp's sanitize build on: the
+ * spec's cheapest suite shape when it is within PIPELINE_TOOLS_BUDGET, then
+ * compute-sanitizer's scaled-down shapes of the spec (tools_shapes: the
+ * costliest suite shape halved to the budget in the dims the family does not
+ * specialise, so that every address computed from a specialised dim is the
+ * same), those the variant can launch on; the cheapest suite shape alone when
+ * none is left. 0, or 1 with t rejected (it cannot launch there).
  */
+static int sanitize_shapes(const struct pipeline *p, struct gpu_task *t, size_t sp,
+                           struct worker_job *job)
+{
+	const struct shape *cheap = NULL;
+	size_t k, nd = p->cfg->fam.problem->ndims;
+	char why[400];
+
+	for (k = 0; k < p->cfg->nshapes && !cheap; k++)
+		if (p->shape_spec[p->race.order[k]] == sp)
+			cheap = p->shape[p->race.order[k]];
+	if (!cheap)
+		return 0;
+	if (job_shape_cost(p->cfg, cheap) <= PIPELINE_TOOLS_BUDGET &&
+	    job_add_shape(p, &t->va, job, cheap, 1, why, sizeof(why)) < 0)
+		goto refused;
+	for (k = 0; k < p->ntools; k++)
+		if (p->tools_spec[k] == sp &&
+		    memcmp(p->tools_shape[k]->dims, cheap->dims, nd * sizeof(cheap->dims[0])) &&
+		    job_add_shape(p, &t->va, job, p->tools_shape[k], 1, why, sizeof(why)) < 0)
+			job->nshapes--; /* left out, as compute-sanitizer's gate does */
+	if (!job->nshapes && job_add_shape(p, &t->va, job, cheap, 1, why, sizeof(why)) < 0)
+		goto refused;
+	return 0;
+refused:
+	task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT, "cannot launch: %s", why);
+	return 1;
+}
+
+/* The dynamic alignment gate on t's sanitize builds (sanitize_shapes): 0 passed, 1 rejected, -1 error. */
 static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct worker *w)
 {
 	struct worker_job job;
 	struct worker_result res;
 	double t0;
-	size_t s, sp, k;
-	char why[400];
+	size_t sp;
 	int r = 0;
 
 	t->sanitized = 1;
@@ -813,15 +844,7 @@ static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct wo
 		job_init((struct pipeline *)p, &job);
 		job.sanitize = 1;
 		job.time_it = 0;
-		for (k = 0; k < p->cfg->nshapes && !r && !job.nshapes; k++) {
-			s = p->race.order[k];
-			if (p->shape_spec[s] == sp &&
-			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
-				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
-				            "cannot launch: %s", why);
-				r = 1;
-			}
-		}
+		r = sanitize_shapes(p, t, sp, &job);
 		if (r || !job.nshapes) {
 			worker_job_release(&job);
 			continue;
