@@ -799,13 +799,15 @@ static void summary(const struct run_state *rs, const struct pipeline *p, int ge
 		           : 0.0,
 		       secs);
 	if (st->measured)
-		printf("GPU idle: %.1f s waiting for builds, %.1f s for the alignment gate's builds, "
-		       "%.1f s for verdicts being recorded, %.1f s between generations\n",
-		       st->idle_build, st->idle_sanitize_build, st->idle_commit, st->idle_between);
+		printf(
+		    "GPU idle: %.1f s waiting for builds, %.1f s for the alignment gate's builds, "
+		    "%.1f s for verdicts being recorded, %.1f s between generations\n",
+		    st->idle_build, st->idle_sanitize_build, st->idle_commit, st->idle_between);
 	if (st->prefetched || st->prefetch_used)
-		printf("compiled ahead: %lld builds (%.1f s of compiler time), %lld of them used by "
-		       "a later generation; %lld builds queued ahead were not needed\n",
-		       st->prefetched, st->prefetch_seconds, st->prefetch_used, st->withdrawn);
+		printf(
+		    "compiled ahead: %lld builds (%.1f s of compiler time), %lld of them used by "
+		    "a later generation; %lld builds queued ahead were not needed\n",
+		    st->prefetched, st->prefetch_seconds, st->prefetch_used, st->withdrawn);
 	sb_release(&sb);
 	if (!rs->worker && !rs->replay)
 		printf("nothing was timed: %lld variants passed every gate but ran on no GPU\n",

@@ -166,18 +166,18 @@ struct pjob_batch {
 static void unit_done(struct pipeline *p, struct pjob *j)
 {
 	j->done = 1;
-		if (j->kind == PJOB_PREFETCH) {
-			if (!j->job.result.cached) {
-				p->st.prefetched++;
-				p->st.prefetch_seconds += j->job.result.seconds;
-			}
-		} else if (j->kind != PJOB_AUX) {
-			p->st.builds++;
-			if (j->job.result.cached)
-				p->st.builds_cached++;
-			else
-				p->st.compile_seconds += j->job.result.seconds;
+	if (j->kind == PJOB_PREFETCH) {
+		if (!j->job.result.cached) {
+			p->st.prefetched++;
+			p->st.prefetch_seconds += j->job.result.seconds;
 		}
+	} else if (j->kind != PJOB_AUX) {
+		p->st.builds++;
+		if (j->job.result.cached)
+			p->st.builds_cached++;
+		else
+			p->st.compile_seconds += j->job.result.seconds;
+	}
 }
 
 /* Take the pool's finished jobs until want is done (want NULL: until none is outstanding). */
@@ -830,7 +830,8 @@ refused:
 	return 1;
 }
 
-/* The dynamic alignment gate on t's sanitize builds (sanitize_shapes): 0 passed, 1 rejected, -1 error. */
+/* The dynamic alignment gate on t's sanitize builds (sanitize_shapes): 0 passed, 1 rejected, -1
+ * error. */
 static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct worker *w)
 {
 	struct worker_job job;
@@ -2057,8 +2058,6 @@ static void prefetch(struct pipeline *p, size_t max)
 		}
 		k++;
 	}
-	if (getenv("TUNER_DEBUG_PREFETCH"))
-		fprintf(stderr, "prefetch: %zu neighbours, %zu submitted\n", n, k);
 	free(nb);
 }
 

@@ -79,10 +79,10 @@ struct pipeline_stats {
 	 * search, the static gates of the next).
 	 */
 	double idle_build, idle_sanitize_build, idle_commit, idle_between;
-	long long prefetched;      /* builds compiled ahead for the next generation */
-	long long prefetch_used;   /* candidates' builds the prefetch had put in the cache */
-	double prefetch_seconds;   /* their compiler time */
-	long long withdrawn;       /* builds queued ahead and dropped unstarted: not needed */
+	long long prefetched;    /* builds compiled ahead for the next generation */
+	long long prefetch_used; /* candidates' builds the prefetch had put in the cache */
+	double prefetch_seconds; /* their compiler time */
+	long long withdrawn;     /* builds queued ahead and dropped unstarted: not needed */
 };
 
 struct pipeline {
