@@ -153,7 +153,6 @@ struct pjob {
 	enum pjob_kind kind;
 	size_t cand, spec;
 	int submitted, done, taken;
-	int withdrawn; /* taken back before any compile started: no result */
 };
 
 /* Units the pipeline no longer needs, kept until the pool has given back each one. */
@@ -1371,7 +1370,7 @@ static void withdraw(struct pipeline *p, struct pjob *j)
 {
 	if (!j->submitted || j->done || !compile_pool_withdraw(p->pool, &j->job))
 		return;
-	j->done = j->withdrawn = 1;
+	j->done = 1; /* with no result */
 	p->st.withdrawn++;
 }
 
@@ -1911,7 +1910,6 @@ static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation
 	if (p->nworkers && ev->ranked && !ev->reused &&
 	    (p->cfg->tools == TOOLS_EVERY || newcomer(p, ev)) && elite_gates(p, g, i, ev) < 0)
 		return -1;
-	note_best(p, ev);
 	return finish(p, generation, ev);
 }
 
@@ -1977,7 +1975,6 @@ static size_t neighbours(const struct pipeline *p, struct variant *out, size_t m
 	return n;
 }
 
-/* Whether this run has judged va (it will not be proposed again): 1, 0, or -1 on an error. */
 void pipeline_prefetch_for(struct pipeline *p, const char *strategy)
 {
 	const char *env = getenv("TUNER_PREFETCH");
@@ -1997,6 +1994,7 @@ static int in_generation(const struct pipeline *p, const char *hash)
 	return 0;
 }
 
+/* Whether this run has judged the variant (it is not proposed again): 1, 0, or -1 on an error. */
 static int run_judged(struct pipeline *p, const char *hash)
 {
 	struct db_eval de;
@@ -2061,15 +2059,17 @@ static void prefetch(struct pipeline *p, size_t max)
 	free(nb);
 }
 
-/* Candidate i is committed: its sanitize builds not started are of no more use. */
+/*
+ * Candidate i's verdict is committed: its sanitize builds not started are of
+ * no more use, and it may be the new best.
+ */
 static void committed_one(struct pipeline *p, size_t i, const struct evaluation *ev)
 {
 	size_t sp;
 
 	for (sp = 0; p->gen_jobs && sp < p->nspecs; sp++)
 		withdraw(p, gen_job(p, i, sp, 1));
-	if (ev->outcome == VARIANT_OK)
-		note_best(p, ev);
+	note_best(p, ev);
 }
 
 int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
