@@ -1469,35 +1469,46 @@ static void unit_submit(struct pipeline *p, struct pjob *j)
 }
 
 static void submit(struct pipeline *p, struct pjob *j, const struct evaluation *ev, size_t cand,
-                   size_t sp, int sanitize)
+                   size_t sp, int sanitize, int background)
 {
 	unit_init(p, j, ev, cand, sp, sanitize);
-	/* a sanitize build is work ahead: it yields to any build the GPU may be waiting for */
-	j->job.background = sanitize && p->cfg->sanitize != SANITIZE_EVERY;
+	j->job.background = background;
 	unit_submit(p, j);
 }
 
 /*
  * Every candidate at STAGE_COMPILE to the pool at once, plain builds first;
  * with a GPU and the dynamic alignment gate on, their sanitize builds after
- * them, compiled while the GPU measures, ready when a candidate needs them.
+ * them, as work ahead that yields to any build the GPU may be waiting for,
+ * compiled while the GPU measures, ready when a candidate needs them. While
+ * the elite has room, every correct candidate enters it and meets the gate:
+ * that many candidates' sanitize builds follow their plain builds instead.
  */
 static void stage_submit(struct pipeline *p, size_t n, struct evaluation *out,
                          const enum stage *stage)
 {
 	int san = p->nworkers && p->cfg->sanitize != SANITIZE_NEVER;
+	int every = p->cfg->sanitize == SANITIZE_EVERY;
+	size_t room = (size_t)p->cfg->elite > p->nranked ? (size_t)p->cfg->elite - p->nranked : 0;
 	size_t i, sp;
 
 	p->ngen_jobs = n * p->nspecs * 2;
 	p->gen_jobs = xcalloc(p->ngen_jobs + 1, sizeof(*p->gen_jobs));
 	p->gen_evals = out;
 	p->gen_n = n;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		for (sp = 0; stage[i] == STAGE_COMPILE && sp < p->nspecs; sp++)
-			submit(p, gen_job(p, i, sp, 0), &out[i], i, sp, 0);
+			submit(p, gen_job(p, i, sp, 0), &out[i], i, sp, 0, 0);
+		if (!san || every || !room || stage[i] != STAGE_COMPILE)
+			continue;
+		for (sp = 0; sp < p->nspecs; sp++)
+			submit(p, gen_job(p, i, sp, 1), &out[i], i, sp, 1, 0);
+		room--;
+	}
 	for (i = 0; san && i < n; i++)
 		for (sp = 0; stage[i] == STAGE_COMPILE && sp < p->nspecs; sp++)
-			submit(p, gen_job(p, i, sp, 1), &out[i], i, sp, 1);
+			if (!gen_job(p, i, sp, 1)->submitted)
+				submit(p, gen_job(p, i, sp, 1), &out[i], i, sp, 1, !every);
 }
 
 /* Whether key was compiled ahead by a prefetch. */
@@ -2069,6 +2080,7 @@ static void committed_one(struct pipeline *p, size_t i, const struct evaluation 
 
 	for (sp = 0; p->gen_jobs && sp < p->nspecs; sp++)
 		withdraw(p, gen_job(p, i, sp, 1));
+	p->nranked += ev->ranked;
 	note_best(p, ev);
 }
 

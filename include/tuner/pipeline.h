@@ -145,6 +145,7 @@ struct pipeline {
 	double best_fit;
 	struct variant best_va;
 	unsigned long best_moves; /* times the best changed: a prefetch follows it */
+	size_t nranked;           /* variants ranked so far: the elite has room while few */
 	/* units dropped by the pipeline that a compile thread still holds */
 	struct pjob_batch *retired;
 	size_t nretired, retired_alloc;
