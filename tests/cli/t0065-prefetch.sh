@@ -1,7 +1,8 @@
 # Compiling ahead: while the GPU (the fake worker, each shape taking its time) works through a
 # generation, the compile pool, idle, builds the best variant's unseen neighbours, and the next
 # generation finds them in the cubin cache. It changes wall time only: the same run without it
-# (TUNER_PREFETCH=0) proposes, judges and ranks exactly the same candidates.
+# (TUNER_PREFETCH=0) proposes, judges and ranks exactly the same candidates, and so does a run
+# killed in mid-generation and resumed, whatever its cache got ahead of time.
 . tests/cli/lib.sh
 
 export TUNER_WORKER_FAKE=1 TUNER_WORKER_FAKE_MS=15
@@ -31,4 +32,13 @@ sqlite3 "$TMP/a.db" "$q" >"$TMP/a.txt"
 sqlite3 "$TUNER_DB" "$q" >"$TMP/b.txt"
 [ -s "$TMP/a.txt" ] || fail "the run recorded its evaluations"
 cmp -s "$TMP/a.txt" "$TMP/b.txt" || fail "compiling ahead changed the search: $(diff "$TMP/a.txt" "$TMP/b.txt" | head -20)"
+
+# Killed after 8 verdicts (in generation 2, with builds compiled ahead), then resumed.
+TUNER_DB="$TMP/k.db" TUNER_TEST_SIGNAL=8:9 TUNER_CACHE="$TMP/cache-k" \
+	run_tuner --config configs/softmax.yaml run --generations 3 --population 5 --jobs 2
+[ "$rc" -gt 128 ] || fail "the hook kills the run (exit $rc)"
+TUNER_DB="$TMP/k.db" TUNER_CACHE="$TMP/cache-k" run_tuner --config configs/softmax.yaml run --resume
+expect_rc 0 "resume after SIGKILL"
+sqlite3 "$TMP/k.db" "$q" >"$TMP/k.txt"
+cmp -s "$TMP/a.txt" "$TMP/k.txt" || fail "killed and resumed differs from uninterrupted: $(diff "$TMP/a.txt" "$TMP/k.txt" | head -20)"
 finish
