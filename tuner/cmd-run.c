@@ -798,6 +798,16 @@ static void summary(const struct run_state *rs, const struct pipeline *p, int ge
 		           ? 100.0 * st->gpu_busy / (secs * (double)(p->nworkers ? p->nworkers : 1))
 		           : 0.0,
 		       secs);
+	if (st->measured)
+		printf(
+		    "GPU idle: %.1f s waiting for builds, %.1f s for the alignment gate's builds, "
+		    "%.1f s for verdicts being recorded, %.1f s between generations\n",
+		    st->idle_build, st->idle_sanitize_build, st->idle_commit, st->idle_between);
+	if (st->prefetched || st->prefetch_used)
+		printf(
+		    "compiled ahead: %lld builds (%.1f s of compiler time), %lld of them used by "
+		    "a later generation; %lld builds queued ahead were not needed\n",
+		    st->prefetched, st->prefetch_seconds, st->prefetch_used, st->withdrawn);
 	sb_release(&sb);
 	if (!rs->worker && !rs->replay)
 		printf("nothing was timed: %lld variants passed every gate but ran on no GPU\n",
@@ -1166,6 +1176,7 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 	if (!rs.o.resume_given && (rc = create_run(&rs, argc, argv)) != 0)
 		goto out;
 	p.run_id = rs.run_id;
+	pipeline_prefetch_for(&p, rs.strategy);
 	install_signals();
 	test_signal_init();
 	rs.lv.db = rs.db;

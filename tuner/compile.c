@@ -1077,12 +1077,31 @@ void compile_pool_submit(struct compile_pool *pool, struct compile_job *job)
 	pthread_mutex_unlock(&pool->lock);
 }
 
-struct compile_job *compile_pool_next(struct compile_pool *pool)
+int compile_pool_withdraw(struct compile_pool *pool, struct compile_job *job)
+{
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (i = 0; i < pool->nqueue && !found; i++) {
+		if (pool->queue[i] != job)
+			continue;
+		memmove(&pool->queue[i], &pool->queue[i + 1],
+		        (pool->nqueue - i - 1) * sizeof(*pool->queue));
+		pool->nqueue--;
+		pool->outstanding--;
+		found = 1;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return found;
+}
+
+static struct compile_job *next_job(struct compile_pool *pool, int wait)
 {
 	struct compile_job *job = NULL;
 
 	pthread_mutex_lock(&pool->lock);
-	if (pool->outstanding > 0) {
+	if (pool->outstanding > 0 && (wait || pool->nfinished)) {
 		while (pool->nfinished == 0)
 			pthread_cond_wait(&pool->done, &pool->lock);
 		job = pool->finished[0];
@@ -1093,6 +1112,16 @@ struct compile_job *compile_pool_next(struct compile_pool *pool)
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return job;
+}
+
+struct compile_job *compile_pool_next(struct compile_pool *pool)
+{
+	return next_job(pool, 1);
+}
+
+struct compile_job *compile_pool_poll(struct compile_pool *pool)
+{
+	return next_job(pool, 0);
 }
 
 void compile_pool_free(struct compile_pool *pool)

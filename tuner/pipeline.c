@@ -119,10 +119,17 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
 }
 
 static void gen_jobs_release(struct pipeline *p);
+static void retired_sweep(struct pipeline *p);
+static void pool_wait(struct pipeline *p, struct pjob *want);
 
 void pipeline_release(struct pipeline *p)
 {
 	gen_jobs_release(p);
+	if (p->pool)
+		pool_wait(p, NULL); /* what a compile thread still holds */
+	retired_sweep(p);
+	free(p->retired);
+	free(p->pre_keys);
 	if (p->pool)
 		compile_pool_free(p->pool);
 	template_options_free(p->options, p->noptions);
@@ -139,7 +146,7 @@ void pipeline_release(struct pipeline *p)
  * A compile unit of the pipeline: the pool hands back any finished job, so
  * each is wrapped with what it is for and whether it is done.
  */
-enum pjob_kind { PJOB_AUX, PJOB_PLAIN, PJOB_SANITIZE };
+enum pjob_kind { PJOB_AUX, PJOB_PLAIN, PJOB_SANITIZE, PJOB_PREFETCH };
 
 struct pjob {
 	struct compile_job job; /* first: the pool returns &job */
@@ -147,6 +154,30 @@ struct pjob {
 	size_t cand, spec;
 	int submitted, done, taken;
 };
+
+/* Units the pipeline no longer needs, kept until the pool has given back each one. */
+struct pjob_batch {
+	struct pjob *jobs;
+	size_t n;
+};
+
+/* A unit the pool gave back: done, and counted. */
+static void unit_done(struct pipeline *p, struct pjob *j)
+{
+	j->done = 1;
+	if (j->kind == PJOB_PREFETCH) {
+		if (!j->job.result.cached) {
+			p->st.prefetched++;
+			p->st.prefetch_seconds += j->job.result.seconds;
+		}
+	} else if (j->kind != PJOB_AUX) {
+		p->st.builds++;
+		if (j->job.result.cached)
+			p->st.builds_cached++;
+		else
+			p->st.compile_seconds += j->job.result.seconds;
+	}
+}
 
 /* Take the pool's finished jobs until want is done (want NULL: until none is outstanding). */
 static void pool_wait(struct pipeline *p, struct pjob *want)
@@ -162,18 +193,29 @@ static void pool_wait(struct pipeline *p, struct pjob *want)
 				    want->job.name);
 			break;
 		}
-		j->done = 1;
-		if (j->kind != PJOB_AUX) {
-			p->st.builds++;
-			if (j->job.result.cached)
-				p->st.builds_cached++;
-			else
-				p->st.compile_seconds += j->job.result.seconds;
-		}
+		unit_done(p, j);
 		if (p->busy)
 			p->busy(p->busy_ctx, "compiling");
 	}
 	p->st.wall_compile += now_seconds() - t0;
+}
+
+/* Take the pool's finished jobs, without waiting for any. */
+static void pool_drain(struct pipeline *p)
+{
+	struct compile_job *j;
+
+	while ((j = compile_pool_poll(p->pool)))
+		unit_done(p, (struct pjob *)j);
+}
+
+/* A unit queued as work ahead is needed now: ahead of the rest of that work. */
+static void promote(struct pipeline *p, struct pjob *j)
+{
+	if (!j->job.background || !compile_pool_withdraw(p->pool, &j->job))
+		return;
+	j->job.background = 0;
+	compile_pool_submit(p->pool, &j->job);
 }
 
 /* Compile one unit now (the pool may be busy with others); the caller releases job->result. */
@@ -452,6 +494,17 @@ static void maybe_baseline(struct pipeline *p, struct evaluation *ev)
 		return;
 	memcpy(p->base, ev->t, sizeof(p->base));
 	p->have_baseline = 1;
+}
+
+/* The best ranked variant so far: whose neighbours are compiled ahead. */
+static void note_best(struct pipeline *p, const struct evaluation *ev)
+{
+	if (!ev->ranked || (p->have_best && !(ev->m.fitness > p->best_fit)))
+		return;
+	p->have_best = 1;
+	p->best_fit = ev->m.fitness;
+	p->best_va = ev->va;
+	p->best_moves++;
 }
 
 /* ---------------------------------------------------------------- racing */
@@ -733,18 +786,50 @@ static int task_job(struct gpu_task *t, struct worker *w, struct worker_job *job
 }
 
 /*
- * The dynamic alignment gate on t's sanitize builds, each run on its
- * specialisation's cheapest suite shape (an alignment follows from the params
- * and the specialised dims, which the shape fixes): 0 passed, 1 rejected, -1
- * error.
+ * The shapes the dynamic alignment gate runs spec sp's sanitize build on: the
+ * spec's cheapest suite shape when it is within PIPELINE_TOOLS_BUDGET, then
+ * compute-sanitizer's scaled-down shapes of the spec (tools_shapes: the
+ * costliest suite shape halved to the budget in the dims the family does not
+ * specialise, so that every address computed from a specialised dim is the
+ * same), those the variant can launch on; the cheapest suite shape alone when
+ * none is left. 0, or 1 with t rejected (it cannot launch there).
  */
+static int sanitize_shapes(const struct pipeline *p, struct gpu_task *t, size_t sp,
+                           struct worker_job *job)
+{
+	const struct shape *cheap = NULL;
+	size_t k, nd = p->cfg->fam.problem->ndims;
+	char why[400];
+
+	for (k = 0; k < p->cfg->nshapes && !cheap; k++)
+		if (p->shape_spec[p->race.order[k]] == sp)
+			cheap = p->shape[p->race.order[k]];
+	if (!cheap)
+		return 0;
+	if (job_shape_cost(p->cfg, cheap) <= PIPELINE_TOOLS_BUDGET &&
+	    job_add_shape(p, &t->va, job, cheap, 1, why, sizeof(why)) < 0)
+		goto refused;
+	for (k = 0; k < p->ntools; k++)
+		if (p->tools_spec[k] == sp &&
+		    memcmp(p->tools_shape[k]->dims, cheap->dims, nd * sizeof(cheap->dims[0])) &&
+		    job_add_shape(p, &t->va, job, p->tools_shape[k], 1, why, sizeof(why)) < 0)
+			job->nshapes--; /* left out, as compute-sanitizer's gate does */
+	if (!job->nshapes && job_add_shape(p, &t->va, job, cheap, 1, why, sizeof(why)) < 0)
+		goto refused;
+	return 0;
+refused:
+	task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT, "cannot launch: %s", why);
+	return 1;
+}
+
+/* The dynamic alignment gate on t's sanitize builds (sanitize_shapes): 0 passed, 1 rejected, -1
+ * error. */
 static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct worker *w)
 {
 	struct worker_job job;
 	struct worker_result res;
 	double t0;
-	size_t s, sp, k;
-	char why[400];
+	size_t sp;
 	int r = 0;
 
 	t->sanitized = 1;
@@ -752,15 +837,7 @@ static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct wo
 		job_init((struct pipeline *)p, &job);
 		job.sanitize = 1;
 		job.time_it = 0;
-		for (k = 0; k < p->cfg->nshapes && !r && !job.nshapes; k++) {
-			s = p->race.order[k];
-			if (p->shape_spec[s] == sp &&
-			    job_add(p, &t->va, &job, s, why, sizeof(why)) < 0) {
-				task_reject(t, REJECT_CONSTRAINT, GATE_CONSTRAINT,
-				            "cannot launch: %s", why);
-				r = 1;
-			}
-		}
+		r = sanitize_shapes(p, t, sp, &job);
 		if (r || !job.nshapes) {
 			worker_job_release(&job);
 			continue;
@@ -1031,6 +1108,9 @@ static int task_run(const struct pipeline *p, struct gpu_task *t, struct worker 
 	return 0;
 }
 
+/* What the main thread is doing, so that a GPU waiting for work knows what it waits on. */
+enum hold { HOLD_BUILD, HOLD_SANITIZE_BUILD, HOLD_COMMIT, HOLD_END, HOLD_COUNT };
+
 /* The threads that drive the workers: each takes the next queued task. */
 struct gpu_stage {
 	const struct pipeline *p;
@@ -1041,6 +1121,14 @@ struct gpu_stage {
 	int closing;
 	pthread_t threads[PIPELINE_MAX_WORKERS];
 	size_t nthreads;
+	/*
+	 * hold: what the main thread is doing now; queued_hold: what it was doing
+	 * until it queued the last task. A GPU's wait for a task is charged to the
+	 * latter (the work that kept the task from it), its wait at the end to
+	 * HOLD_END.
+	 */
+	enum hold hold, queued_hold;
+	double idle[HOLD_COUNT];
 };
 
 struct gpu_thread_arg {
@@ -1052,6 +1140,7 @@ static void *gpu_thread(void *arg)
 {
 	struct gpu_thread_arg *a = arg;
 	struct gpu_stage *g = a->g;
+	double since = now_seconds(); /* waiting for a task since */
 
 	pthread_mutex_lock(&g->lock);
 	for (;;) {
@@ -1059,8 +1148,11 @@ static void *gpu_thread(void *arg)
 
 		while (g->next == g->ntasks && !g->closing)
 			pthread_cond_wait(&g->cond, &g->lock);
-		if (g->next == g->ntasks)
+		if (g->next == g->ntasks) {
+			g->idle[HOLD_END] += now_seconds() - since;
 			break;
+		}
+		g->idle[g->queued_hold] += now_seconds() - since;
 		t = g->tasks[g->next++];
 		t->state = 1;
 		pthread_mutex_unlock(&g->lock);
@@ -1068,6 +1160,7 @@ static void *gpu_thread(void *arg)
 			t->error = 1;
 		pthread_mutex_lock(&g->lock);
 		t->state = 2;
+		since = now_seconds();
 		pthread_cond_broadcast(&g->cond);
 	}
 	pthread_mutex_unlock(&g->lock);
@@ -1097,9 +1190,18 @@ static void stage_start(struct gpu_stage *g, struct pipeline *p)
 		die(EX_OSERR, "cannot start a thread for the GPU workers");
 }
 
+/* The main thread says what it does next (what a GPU with nothing queued waits on). */
+static void stage_hold(struct gpu_stage *g, enum hold h)
+{
+	pthread_mutex_lock(&g->lock);
+	g->hold = h;
+	pthread_mutex_unlock(&g->lock);
+}
+
 static void stage_queue(struct gpu_stage *g, struct gpu_task *t)
 {
 	pthread_mutex_lock(&g->lock);
+	g->queued_hold = g->hold;
 	ALLOC_GROW(g->tasks, g->ntasks + 1, g->alloc);
 	g->tasks[g->ntasks++] = t;
 	pthread_cond_broadcast(&g->cond);
@@ -1115,7 +1217,7 @@ static void stage_wait(struct gpu_stage *g, struct gpu_task *t)
 }
 
 /* Tasks queued and not yet taken are dropped (a stop); the running ones finish. */
-static void stage_stop(struct gpu_stage *g)
+static void stage_stop(struct pipeline *p, struct gpu_stage *g)
 {
 	size_t i;
 
@@ -1126,6 +1228,10 @@ static void stage_stop(struct gpu_stage *g)
 	pthread_mutex_unlock(&g->lock);
 	for (i = 0; i < g->nthreads; i++)
 		pthread_join(g->threads[i], NULL);
+	p->st.idle_build += g->idle[HOLD_BUILD];
+	p->st.idle_sanitize_build += g->idle[HOLD_SANITIZE_BUILD];
+	p->st.idle_commit += g->idle[HOLD_COMMIT];
+	p->st.idle_between += g->idle[HOLD_END];
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->cond);
 	free(g->tasks);
@@ -1252,26 +1358,90 @@ static struct pjob *gen_job(struct pipeline *p, size_t cand, size_t sp, int sani
 	return &p->gen_jobs[(cand * p->nspecs + sp) * 2 + (sanitize ? 1 : 0)];
 }
 
-static void gen_jobs_release(struct pipeline *p)
+/* Take back a unit queued and not started: it will not be compiled. */
+static void withdraw(struct pipeline *p, struct pjob *j)
+{
+	if (!j->submitted || j->done || !compile_pool_withdraw(p->pool, &j->job))
+		return;
+	j->done = 1; /* with no result */
+	p->st.withdrawn++;
+}
+
+static int batch_busy(const struct pjob_batch *b)
 {
 	size_t i;
 
-	if (!p->gen_jobs)
-		return;
-	pool_wait(p, NULL); /* nothing may stay in the pool's hands */
-	for (i = 0; i < p->ngen_jobs; i++) {
-		free(p->gen_jobs[i].job.source);
-		build_release(&p->gen_jobs[i].job.result);
+	for (i = 0; i < b->n; i++)
+		if (b->jobs[i].submitted && !b->jobs[i].done)
+			return 1;
+	return 0;
+}
+
+static void batch_free(struct pjob_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		free(b->jobs[i].job.source);
+		build_release(&b->jobs[i].job.result);
 	}
-	free(p->gen_jobs);
+	free(b->jobs);
+}
+
+/* Free the retired batches the pool has given back in full. */
+static void retired_sweep(struct pipeline *p)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < p->nretired; i++) {
+		if (batch_busy(&p->retired[i]))
+			p->retired[k++] = p->retired[i];
+		else
+			batch_free(&p->retired[i]);
+	}
+	p->nretired = k;
+}
+
+/*
+ * Drop units the pipeline is done with: those not started are withdrawn (work
+ * ahead nobody needs, or what a stop left), those being compiled finish in
+ * the pool's own time (into the cache) instead of being waited for.
+ */
+static void retire(struct pipeline *p, struct pjob *jobs, size_t n)
+{
+	struct pjob_batch b;
+	size_t i;
+
+	if (!jobs)
+		return;
+	for (i = 0; i < n; i++)
+		withdraw(p, &jobs[i]);
+	b.jobs = jobs;
+	b.n = n;
+	if (!batch_busy(&b)) {
+		batch_free(&b);
+		return;
+	}
+	ALLOC_GROW(p->retired, p->nretired + 1, p->retired_alloc);
+	p->retired[p->nretired++] = b;
+}
+
+static void gen_jobs_release(struct pipeline *p)
+{
+	retire(p, p->gen_jobs, p->ngen_jobs);
+	retire(p, p->pre_jobs, p->npre_jobs);
+	retired_sweep(p);
 	p->gen_jobs = NULL;
 	p->ngen_jobs = 0;
+	p->pre_jobs = NULL;
+	p->npre_jobs = 0;
 	p->gen_evals = NULL;
 	p->gen_n = 0;
 }
 
-static void submit(struct pipeline *p, struct pjob *j, const struct evaluation *ev, size_t cand,
-                   size_t sp, int sanitize)
+/* A unit for candidate cand's build of spec sp (sanitize or plain), not yet submitted. */
+static void unit_init(struct pipeline *p, struct pjob *j, const struct evaluation *ev, size_t cand,
+                      size_t sp, int sanitize)
 {
 	memset(j, 0, sizeof(*j));
 	j->kind = sanitize ? PJOB_SANITIZE : PJOB_PLAIN;
@@ -1283,33 +1453,66 @@ static void submit(struct pipeline *p, struct pjob *j, const struct evaluation *
 	j->job.entry = p->cfg->fam.launches[0].kernel;
 	j->job.options = sanitize ? p->san_options : p->options;
 	j->job.noptions = sanitize ? p->nsan_options : p->noptions;
-	/* a sanitize build is work ahead: it yields to any build the GPU may be waiting for */
-	j->job.background = sanitize && p->cfg->sanitize != SANITIZE_EVERY;
+}
+
+static void unit_submit(struct pipeline *p, struct pjob *j)
+{
 	compile_pool_submit(p->pool, &j->job);
 	j->submitted = 1;
+}
+
+static void submit(struct pipeline *p, struct pjob *j, const struct evaluation *ev, size_t cand,
+                   size_t sp, int sanitize, int background)
+{
+	unit_init(p, j, ev, cand, sp, sanitize);
+	j->job.background = background;
+	unit_submit(p, j);
 }
 
 /*
  * Every candidate at STAGE_COMPILE to the pool at once, plain builds first;
  * with a GPU and the dynamic alignment gate on, their sanitize builds after
- * them, compiled while the GPU measures, ready when a candidate needs them.
+ * them, as work ahead that yields to any build the GPU may be waiting for,
+ * compiled while the GPU measures, ready when a candidate needs them. While
+ * the elite has room, every correct candidate enters it and meets the gate:
+ * that many candidates' sanitize builds follow their plain builds instead.
  */
 static void stage_submit(struct pipeline *p, size_t n, struct evaluation *out,
                          const enum stage *stage)
 {
 	int san = p->nworkers && p->cfg->sanitize != SANITIZE_NEVER;
+	int every = p->cfg->sanitize == SANITIZE_EVERY;
+	size_t room = (size_t)p->cfg->elite > p->nranked ? (size_t)p->cfg->elite - p->nranked : 0;
 	size_t i, sp;
 
 	p->ngen_jobs = n * p->nspecs * 2;
 	p->gen_jobs = xcalloc(p->ngen_jobs + 1, sizeof(*p->gen_jobs));
 	p->gen_evals = out;
 	p->gen_n = n;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		for (sp = 0; stage[i] == STAGE_COMPILE && sp < p->nspecs; sp++)
-			submit(p, gen_job(p, i, sp, 0), &out[i], i, sp, 0);
+			submit(p, gen_job(p, i, sp, 0), &out[i], i, sp, 0, 0);
+		if (!san || every || !room || stage[i] != STAGE_COMPILE)
+			continue;
+		for (sp = 0; sp < p->nspecs; sp++)
+			submit(p, gen_job(p, i, sp, 1), &out[i], i, sp, 1, 0);
+		room--;
+	}
 	for (i = 0; san && i < n; i++)
 		for (sp = 0; stage[i] == STAGE_COMPILE && sp < p->nspecs; sp++)
-			submit(p, gen_job(p, i, sp, 1), &out[i], i, sp, 1);
+			if (!gen_job(p, i, sp, 1)->submitted)
+				submit(p, gen_job(p, i, sp, 1), &out[i], i, sp, 1, !every);
+}
+
+/* Whether key was compiled ahead by a prefetch. */
+static int pre_key_known(const struct pipeline *p, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < p->npre_keys; i++)
+		if (!strcmp(p->pre_keys[i], key))
+			return 1;
+	return 0;
 }
 
 /* Candidate i's plain builds, waited for, recorded and through the build gates. */
@@ -1324,6 +1527,8 @@ static int stage_builds(struct pipeline *p, int generation, size_t i, struct eva
 		struct pjob *j = gen_job(p, i, sp, 0);
 
 		pool_wait(p, j);
+		if (j->job.result.cached && pre_key_known(p, j->job.key))
+			p->st.prefetch_used++;
 		if (!r)
 			r = db_build_record(p->db, ev->variant_id, j->job.key, p->specs[sp].key, 0,
 			                    &j->job.result);
@@ -1572,14 +1777,14 @@ static int tools_verdict(struct pipeline *p, struct evaluation *ev, const struct
 /* The gates an elite newcomer meets before it counts: alignment, then compute-sanitizer. */
 static int elite_gates(struct pipeline *p, struct gpu_stage *g, size_t i, struct evaluation *ev)
 {
-	int newcomer = p->admits && p->admits(p->admits_ctx, ev), r = 0;
+	int is_new = p->admits && p->admits(p->admits_ctx, ev), r = 0;
 	struct gpu_task *t;
 	size_t sp;
 
-	if (p->cfg->sanitize == SANITIZE_ELITE && newcomer && elite_sanitize(p, g, i, ev) < 0)
+	if (p->cfg->sanitize == SANITIZE_ELITE && is_new && elite_sanitize(p, g, i, ev) < 0)
 		return -1;
 	if (ev->outcome != VARIANT_OK ||
-	    !(p->cfg->tools == TOOLS_EVERY || (p->cfg->tools == TOOLS_ELITE && newcomer)))
+	    !(p->cfg->tools == TOOLS_EVERY || (p->cfg->tools == TOOLS_ELITE && is_new)))
 		return 0;
 	t = xcalloc(1, sizeof(*t));
 	t->cand = i;
@@ -1615,21 +1820,27 @@ static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, str
 	t->va = ev->va;
 	memcpy(t->hash, ev->hash, sizeof(t->hash));
 	t->sanitize_only = 1;
+	stage_hold(g, HOLD_SANITIZE_BUILD);
 	for (sp = 0; sp < p->nspecs && !r; sp++) {
 		struct pjob *j = gen_job(p, i, sp, 1);
 
 		if (!j->submitted) /* no GPU when the generation was compiled: cannot happen */
 			BUG("no sanitize build of %s", ev->hash);
+		promote(p, j);
 		pool_wait(p, j);
 		r = db_build_record(p->db, ev->variant_id, j->job.key, p->specs[sp].key, 1,
 		                    &j->job.result);
 		t->san_cubins[sp] =
 		    j->job.result.outcome == VARIANT_OK ? j->job.result.cubin_path : NULL;
 	}
+	p->st.wall_sanitize += now_seconds() - t0;
 	if (!r) {
 		stage_queue(g, t);
 		stage_wait(g, t);
+		stage_hold(g, HOLD_COMMIT);
 		p->st.gpu_busy += t->busy;
+		/* its own run, not the tasks queued ahead of it */
+		p->st.wall_sanitize += t->busy;
 		if (t->error)
 			r = error("the dynamic alignment gate on %s failed: %s", ev->hash, t->msg);
 	}
@@ -1643,9 +1854,46 @@ static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, str
 		                   ev->outcome,
 		                   ev->outcome == VARIANT_OK ? "no misaligned access" : ev->reason);
 	}
-	p->st.wall_sanitize += now_seconds() - t0;
 	free(t);
 	return r;
+}
+
+/* Whether ev meets the elite's gates (sanitize or tools: elite) as a newcomer to the elite. */
+static int newcomer(struct pipeline *p, const struct evaluation *ev)
+{
+	return (p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
+	       p->admits(p->admits_ctx, ev);
+}
+
+/*
+ * Whether candidate i's verdict would wait on sanitize builds not yet done
+ * (an elite newcomer's): they are moved ahead in the pool, and the caller
+ * dispatches more to the GPU before it comes back, instead of leaving the GPU
+ * waiting. Nothing is decided here: the verdict is stage_verdict's.
+ */
+static int sanitize_pending(struct pipeline *p, size_t i, struct evaluation *ev)
+{
+	int pending = 0;
+	size_t sp;
+
+	if (p->cfg->sanitize != SANITIZE_ELITE || !p->nworkers || ev->reused ||
+	    ev->outcome != VARIANT_OK)
+		return 0;
+	ev->timed = 1;
+	maybe_baseline(p, ev);
+	rank(p, ev);
+	if (!ev->ranked || !newcomer(p, ev))
+		return 0;
+	pool_drain(p);
+	for (sp = 0; sp < p->nspecs; sp++) {
+		struct pjob *j = gen_job(p, i, sp, 1);
+
+		if (j->submitted && !j->done) {
+			promote(p, j);
+			pending = 1;
+		}
+	}
+	return pending;
 }
 
 /* The GPU's verdict on a candidate past every static and build gate, and its fitness. */
@@ -1664,12 +1912,169 @@ static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation
 	rank(p, ev);
 	/* decided once: an elite newcomer meets the dynamic alignment gate before it counts */
 	if (p->nworkers && ev->ranked && !ev->reused &&
-	    (p->cfg->tools == TOOLS_EVERY ||
-	     ((p->cfg->sanitize == SANITIZE_ELITE || p->cfg->tools == TOOLS_ELITE) && p->admits &&
-	      p->admits(p->admits_ctx, ev))) &&
-	    elite_gates(p, g, i, ev) < 0)
+	    (p->cfg->tools == TOOLS_EVERY || newcomer(p, ev)) && elite_gates(p, g, i, ev) < 0)
 		return -1;
 	return finish(p, generation, ev);
+}
+
+/* ------------------------------------------------------------- prefetch */
+
+/* The position of v in param pa's domain, -1 when it is not there. */
+static long long domain_pos(const struct param *pa, long long v)
+{
+	size_t i;
+
+	for (i = 0; i < pa->nvalues; i++)
+		if (pa->values[i] == v)
+			return (long long)i;
+	return -1;
+}
+
+/* va with param i moved d steps in its domain: 1, or 0 when that leaves the domain. */
+static int step_param(const struct family *fam, struct variant *va, size_t i, int d)
+{
+	long long at = domain_pos(&fam->params[i], va->v[i]);
+
+	if (at < 0)
+		return 0;
+	at += d;
+	if (at < 0 || at >= (long long)fam->params[i].nvalues)
+		return 0;
+	va->v[i] = fam->params[i].values[at];
+	return 1;
+}
+
+/*
+ * The best variant's neighbours one domain step away (in one param), then
+ * two (in one or two params): what evolve proposes first (the incumbent's
+ * neighbourhood, nearest first) and evolve1 too (the pool's neighbours). At
+ * most max, into out; returns how many.
+ */
+static size_t neighbours(const struct pipeline *p, struct variant *out, size_t max)
+{
+	const struct family *fam = &p->cfg->fam;
+	static const int dir[2] = {-1, 1};
+	size_t i, j, a, b, n = 0;
+	struct variant v;
+
+	for (i = 0; i < fam->nparams && n < max; i++)
+		for (a = 0; a < 2 && n < max; a++) {
+			v = p->best_va;
+			if (step_param(fam, &v, i, dir[a]))
+				out[n++] = v;
+		}
+	for (i = 0; i < fam->nparams && n < max; i++)
+		for (a = 0; a < 2 && n < max; a++) {
+			v = p->best_va;
+			if (step_param(fam, &v, i, 2 * dir[a]))
+				out[n++] = v;
+			for (j = i + 1; j < fam->nparams && n < max; j++)
+				for (b = 0; b < 2 && n < max; b++) {
+					v = p->best_va;
+					if (step_param(fam, &v, i, dir[a]) &&
+					    step_param(fam, &v, j, dir[b]))
+						out[n++] = v;
+				}
+		}
+	return n;
+}
+
+void pipeline_prefetch_for(struct pipeline *p, const char *strategy)
+{
+	const char *env = getenv("TUNER_PREFETCH");
+
+	p->prefetch = strategy && (!strcmp(strategy, "evolve") || !strcmp(strategy, "evolve1")) &&
+	              !(env && !strcmp(env, "0"));
+}
+
+/* Whether a candidate of the generation in hand has this hash. */
+static int in_generation(const struct pipeline *p, const char *hash)
+{
+	size_t i;
+
+	for (i = 0; i < p->gen_n; i++)
+		if (!strcmp(p->gen_evals[i].hash, hash))
+			return 1;
+	return 0;
+}
+
+/* Whether this run has judged the variant (it is not proposed again): 1, 0, or -1 on an error. */
+static int run_judged(struct pipeline *p, const char *hash)
+{
+	struct db_eval de;
+	long long vid;
+	int r = db_variant_find(p->db, hash, &vid);
+
+	if (r <= 0)
+		return r;
+	r = db_eval_get(p->db, p->run_id, vid, &de);
+	if (r == 1)
+		db_eval_release(&de);
+	return r;
+}
+
+/*
+ * Compile ahead, in the background (only while the pool has nothing the GPU
+ * waits for), the plain builds of up to max unseen neighbours of the best
+ * variant that pass the static gates, for the next generation to find in the
+ * cache. The last round's units not started are withdrawn first (the best
+ * has moved). Nothing here is recorded: a prefetch changes wall time only.
+ */
+static void prefetch(struct pipeline *p, size_t max)
+{
+	struct variant *nb;
+	struct evaluation ev;
+	struct verdicts vs;
+	size_t n, i, sp, k = 0;
+
+	if (!p->prefetch || !p->have_best || !p->nworkers || p->replay || !max)
+		return;
+	retire(p, p->pre_jobs, p->npre_jobs);
+	nb = xcalloc(4 * max + 1, sizeof(*nb));
+	n = neighbours(p, nb, 4 * max);
+	p->pre_jobs = xcalloc(max * p->nspecs + 1, sizeof(*p->pre_jobs));
+	p->npre_jobs = max * p->nspecs;
+	for (i = 0; i < n && k < max; i++) {
+		memset(&vs, 0, sizeof(vs));
+		if (checks_static(p->cfg, &nb[i], &vs) != VARIANT_OK) {
+			verdicts_release(&vs);
+			continue;
+		}
+		verdicts_release(&vs);
+		memset(&ev, 0, sizeof(ev));
+		ev.va = nb[i];
+		template_variant_hash(p->cfg, &nb[i], ev.hash);
+		if (in_generation(p, ev.hash) || run_judged(p, ev.hash) != 0)
+			continue;
+		for (sp = 0; sp < p->nspecs; sp++) {
+			struct pjob *j = &p->pre_jobs[k * p->nspecs + sp];
+
+			unit_init(p, j, &ev, k, sp, 0);
+			j->kind = PJOB_PREFETCH;
+			j->job.background = 1;
+			unit_submit(p, j);
+			if (pre_key_known(p, j->job.key))
+				continue;
+			ALLOC_GROW(p->pre_keys, p->npre_keys + 1, p->pre_keys_alloc);
+			memcpy(p->pre_keys[p->npre_keys++], j->job.key, HASH_HEX_LEN);
+		}
+		k++;
+	}
+	free(nb);
+}
+
+/*
+ * Candidate i's verdict is committed: its sanitize builds not started are of
+ * no more use, and it may be the new best.
+ */
+static void committed_one(struct pipeline *p, size_t i, const struct evaluation *ev)
+{
+	size_t sp;
+
+	for (sp = 0; p->gen_jobs && sp < p->nspecs; sp++)
+		withdraw(p, gen_job(p, i, sp, 1));
+	p->nranked += ev->ranked;
+	note_best(p, ev);
 }
 
 int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
@@ -1677,24 +2082,38 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 {
 	enum stage *stage = xcalloc(n + 1, sizeof(*stage));
 	struct gpu_task **tasks = xcalloc(n + 1, sizeof(*tasks));
+	unsigned char *stored = xcalloc(n + 1, 1); /* tasks[i]'s results are in the database */
 	struct gpu_stage g;
 	size_t i, committed = 0, dispatched = 0;
 	double t0 = now_seconds();
+	unsigned long prefetched_at = 0;
 	int r = 0;
 
 	*done = 0;
+	/* the GPU had nothing since the last generation (the search, its observations) */
+	if (p->eval_end > 0)
+		p->st.idle_between += (t0 - p->eval_end) * (double)p->nworkers;
 	gen_jobs_release(p);
 	for (i = 0; !r && i < n; i++)
 		r = stage_static(p, generation, &cands[i], &out[i], &stage[i]);
 	if (!r)
 		stage_submit(p, n, out, stage);
+	p->st.idle_between += (now_seconds() - t0) * (double)p->nworkers;
 	stage_start(&g, p);
+	/*
+	 * The pool compiles ahead, behind this generation's builds, what the next
+	 * generation is likely to need; again whenever the best moves.
+	 */
+	if (!r)
+		prefetch(p, n);
+	prefetched_at = p->best_moves;
 	/*
 	 * Candidates in order: each waits for its own builds only, so the GPU
 	 * starts on the first while the pool compiles the rest; verdicts are
 	 * committed in candidate order whichever worker finished first.
 	 */
 	for (i = 0; !r && i < n && !*stop; i++) {
+		stage_hold(&g, HOLD_BUILD);
 		if (stage[i] == STAGE_COMPILE)
 			r = stage_builds(p, generation, i, &out[i], &stage[i]);
 		if (!r && stage[i] == STAGE_GPU) {
@@ -1718,18 +2137,34 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 			}
 		}
 		dispatched = i + 1;
+		stage_hold(&g, HOLD_COMMIT);
+		if (!r && prefetched_at != p->best_moves) {
+			prefetch(p, n);
+			prefetched_at = p->best_moves;
+		}
 		/* commit what is finished, in order, while the pool and the GPU work on */
 		while (!r && committed < dispatched &&
 		       (!tasks[committed] || tasks[committed]->state == 2)) {
-			if (tasks[committed])
+			if (tasks[committed] && !stored[committed]) {
 				r = task_commit(p, generation, &out[committed], tasks[committed]);
+				stored[committed] = 1;
+			}
+			/* the verdict waits on its sanitize builds: dispatch more first */
+			if (!r && stage[committed] == STAGE_GPU && i + 1 < n &&
+			    sanitize_pending(p, committed, &out[committed]))
+				break;
 			if (!r && stage[committed] == STAGE_GPU)
 				r = stage_verdict(p, &g, generation, committed, &out[committed]);
+			committed_one(p, committed, &out[committed]);
 			committed++;
 		}
 	}
 	while (!r && committed < dispatched) {
-		if (tasks[committed]) {
+		if (!*stop && prefetched_at != p->best_moves) {
+			prefetch(p, n);
+			prefetched_at = p->best_moves;
+		}
+		if (tasks[committed] && !stored[committed]) {
 			if (p->busy)
 				p->busy(p->busy_ctx, "measuring");
 			stage_wait(&g, tasks[committed]);
@@ -1737,21 +2172,26 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 		}
 		if (!r && stage[committed] == STAGE_GPU)
 			r = stage_verdict(p, &g, generation, committed, &out[committed]);
+		committed_one(p, committed, &out[committed]);
 		committed++;
 	}
-	stage_stop(&g);
+	stage_stop(p, &g);
 	*done = r ? 0 : committed;
 	/* a reused variant can precede the baseline's evaluation in the generation: rank it now */
-	for (i = 0; !r && i < *done; i++)
+	for (i = 0; !r && i < *done; i++) {
 		if (out[i].reused && out[i].timed && !out[i].ranked)
 			rank(p, &out[i]);
+		note_best(p, &out[i]);
+	}
 	for (i = 0; i < n; i++) {
 		if (tasks[i]) {
 			task_release(tasks[i]);
 			free(tasks[i]);
 		}
 	}
-	p->st.wall_gpu += now_seconds() - t0;
+	p->eval_end = now_seconds();
+	p->st.wall_gpu += p->eval_end - t0;
+	free(stored);
 	free(tasks);
 	free(stage);
 	return r;

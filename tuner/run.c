@@ -374,6 +374,7 @@ int run_open(struct db *db, const struct run_request *rq, long long run_id, stru
 	}
 	r->p.admits = admits;
 	r->p.admits_ctx = r->s;
+	pipeline_prefetch_for(&r->p, r->strategy);
 	r->cands = xcalloc((size_t)r->population, sizeof(*r->cands));
 	r->evs = xcalloc((size_t)r->population, sizeof(*r->evs));
 	r->parent_a = xcalloc((size_t)r->population, sizeof(*r->parent_a));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tuner/common.h"
@@ -1647,6 +1648,24 @@ static void list_fds(char *buf, size_t len)
 	closedir(d);
 }
 
+/*
+ * TUNER_WORKER_FAKE_MS=N: each shape of a job takes N ms, as a GPU would take
+ * its time, so that the pipeline's scheduling can be measured without one.
+ */
+static void fake_delay(const struct worker_job *job)
+{
+	const char *env = getenv("TUNER_WORKER_FAKE_MS");
+	double ms = env ? atof(env) * (double)job->nshapes : 0;
+	struct timespec ts;
+
+	if (!(ms > 0))
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)((ms - 1000.0 * (double)ts.tv_sec) * 1e6);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* TUNER_WORKER_FAKE: the protocol and the orchestrator's watchdog, exercised without a GPU. */
 static int fake_main(int fd)
 {
@@ -1665,6 +1684,7 @@ static int fake_main(int fd)
 			break;
 		kernel = job.nshapes && job.shapes[0].ncalls ? job.shapes[0].calls[0].kernel : "";
 		tick(fd, where, "fake job '%s'", kernel);
+		fake_delay(&job);
 		memset(&res, 0, sizeof(res));
 		if (!strcmp(kernel, "hang"))
 			for (;;)

@@ -54,8 +54,16 @@ struct compile_pool *compile_pool_new(int nthreads, const char *cache_dir);
 void compile_pool_set_timeout(struct compile_pool *pool, double seconds);
 /* Queue a job; the job must stay alive until compile_pool_next returns it. */
 void compile_pool_submit(struct compile_pool *pool, struct compile_job *job);
+/*
+ * Take back a job no compile has started on (work done ahead that is no
+ * longer wanted): 1 when withdrawn (compile_pool_next never returns it), 0
+ * when it is being compiled or is done (it is returned as usual).
+ */
+int compile_pool_withdraw(struct compile_pool *pool, struct compile_job *job);
 /* Block until a queued job is done and return it (any order); NULL when none is outstanding. */
 struct compile_job *compile_pool_next(struct compile_pool *pool);
+/* A job that is done, without waiting: NULL when none is. */
+struct compile_job *compile_pool_poll(struct compile_pool *pool);
 void compile_pool_free(struct compile_pool *pool);
 
 /*

@@ -16,6 +16,7 @@
 
 struct worker;
 struct pjob;
+struct pjob_batch;
 
 #define PIPELINE_MAX_SHAPES 96 /* the suite and the ragged shapes derived from it */
 /* The most a shape may cost (flops, else bytes, else elements) under compute-sanitizer. */
@@ -71,6 +72,17 @@ struct pipeline_stats {
 	double wall_gpu;         /* wall time spent in GPU evaluation */
 	long long sanitized;     /* variants through the dynamic alignment gate */
 	double wall_sanitize;    /* its wall time, sanitize builds included */
+	/*
+	 * Seconds the GPU waited (summed over workers), by what held it up: a
+	 * candidate's build, an elite newcomer's sanitize build, verdicts being
+	 * recorded, and the time between generations (the end of one, the
+	 * search, the static gates of the next).
+	 */
+	double idle_build, idle_sanitize_build, idle_commit, idle_between;
+	long long prefetched;    /* builds compiled ahead for the next generation */
+	long long prefetch_used; /* candidates' builds the prefetch had put in the cache */
+	double prefetch_seconds; /* their compiler time */
+	long long withdrawn;     /* builds queued ahead and dropped unstarted: not needed */
 };
 
 struct pipeline {
@@ -119,6 +131,25 @@ struct pipeline {
 	/* the generation's compile units, kept until the next (sanitize builds used after it) */
 	struct pjob *gen_jobs;
 	size_t ngen_jobs;
+	/*
+	 * Compiling ahead (prefetch): while the GPU finishes a generation, the
+	 * pool, otherwise idle, builds the unseen neighbours of the best variant
+	 * (those the search proposes next) into the cubin cache.
+	 */
+	int prefetch;
+	struct pjob *pre_jobs; /* the latest round */
+	size_t npre_jobs;
+	char (*pre_keys)[HASH_HEX_LEN]; /* every build key prefetched */
+	size_t npre_keys, pre_keys_alloc;
+	int have_best;
+	double best_fit;
+	struct variant best_va;
+	unsigned long best_moves; /* times the best changed: a prefetch follows it */
+	size_t nranked;           /* variants ranked so far: the elite has room while few */
+	/* units dropped by the pipeline that a compile thread still holds */
+	struct pjob_batch *retired;
+	size_t nretired, retired_alloc;
+	double eval_end; /* when pipeline_evaluate last returned */
 	const struct evaluation *gen_evals;
 	size_t gen_n;
 	struct pipeline_stats st;
@@ -159,6 +190,12 @@ int pipeline_attach_worker(struct pipeline *p, struct worker *w, const char *dev
  * measured so far.
  */
 void pipeline_race_set(struct pipeline *p, double bar);
+
+/*
+ * Compile ahead for a search by strategy: on for those that propose the best
+ * variant's neighbours first (evolve, evolve1), unless TUNER_PREFETCH=0.
+ */
+void pipeline_prefetch_for(struct pipeline *p, const char *strategy);
 
 /*
  * compute-sanitizer's gate (memcheck, racecheck, synccheck) on n evaluated

@@ -275,6 +275,53 @@ static void test_free_with_jobs_queued(void **state)
 	free(src);
 }
 
+/*
+ * Work queued ahead: a background job waits behind every foreground one, and
+ * one that has not started can be withdrawn (never compiled, never returned);
+ * poll never waits.
+ */
+static void test_withdraw_and_poll(void **state)
+{
+	struct compile_pool *pool = compile_pool_new(1, cache);
+	struct compile_job jobs[3], *done;
+	char *srcs[3];
+	int i, w1;
+
+	assert_non_null(pool);
+	assert_null(compile_pool_poll(pool)); /* nothing outstanding */
+	for (i = 0; i < 3; i++) {
+		char key[HASH_HEX_LEN];
+
+		srcs[i] = tiny_source(300 + i);
+		snprintf(key, sizeof(key), "%032x", 0x3000 + i);
+		job_init(&jobs[i], key, srcs[i], "tiny.cu");
+	}
+	jobs[1].background = jobs[2].background = 1;
+	compile_pool_submit(pool, &jobs[1]);
+	compile_pool_submit(pool, &jobs[2]);
+	compile_pool_submit(pool, &jobs[0]);
+	/* job 2 waits behind job 0 (one thread); job 1 may have started before job 0 came */
+	assert_int_equal(compile_pool_withdraw(pool, &jobs[2]), 1);
+	w1 = compile_pool_withdraw(pool, &jobs[1]);
+	if (!w1)
+		assert_ptr_equal(compile_pool_next(pool), &jobs[1]);
+	assert_ptr_equal(compile_pool_next(pool), &jobs[0]);
+	assert_null(compile_pool_next(pool));
+	assert_null(compile_pool_poll(pool));
+	assert_false(file_exists(jobs[2].key, "cubin"));            /* withdrawn: never compiled */
+	assert_int_equal(compile_pool_withdraw(pool, &jobs[0]), 0); /* done: not queued */
+	compile_pool_submit(pool, &jobs[2]);
+	while (!(done = compile_pool_poll(pool)))
+		usleep(10000);
+	assert_ptr_equal(done, &jobs[2]);
+	assert_true(file_exists(jobs[2].key, "cubin"));
+	compile_pool_free(pool);
+	for (i = 0; i < 3; i++) {
+		build_release(&jobs[i].result);
+		free(srcs[i]);
+	}
+}
+
 static void test_cuda_home_override(void **state)
 {
 	static const char kernel[] =
@@ -594,6 +641,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_api_failure_is_not_cached, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_many_jobs_two_threads, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_free_with_jobs_queued, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_withdraw_and_poll, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cuda_home_override, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_flash_template_compiles, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nvrtc_crash_is_a_rejection, setup, teardown),
