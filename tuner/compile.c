@@ -686,18 +686,27 @@ static _Noreturn void exec_child(int fd, pid_t parent, char *const argv[], char 
 	_exit(127);
 }
 
-/* The environment plus COMPILE_CHILD_ENV: a compile process never starts another. */
+/*
+ * The environment plus COMPILE_CHILD_ENV (a compile process never starts
+ * another) and CUDA_CACHE_DISABLE=1: NVRTC (12.9 and later) answers a compile
+ * it has seen from its own cache without running ptxas, and so without the
+ * report the resource gate reads; measured on the H100, a second run on the
+ * machine passed every spilling variant. tuner's cache keeps the report.
+ */
 static char **child_env(void)
 {
-	size_t n = 0, i;
+	static const char nocache[] = "CUDA_CACHE_DISABLE=";
+	size_t n = 0, i, k = 0;
 	char **env;
 
 	while (environ && environ[n])
 		n++;
-	env = xcalloc(n + 2, sizeof(*env));
+	env = xcalloc(n + 3, sizeof(*env));
 	for (i = 0; i < n; i++)
-		env[i] = environ[i];
-	env[n] = COMPILE_CHILD_ENV "=1";
+		if (strncmp(environ[i], nocache, sizeof(nocache) - 1))
+			env[k++] = environ[i];
+	env[k++] = COMPILE_CHILD_ENV "=1";
+	env[k] = "CUDA_CACHE_DISABLE=1";
 	return env;
 }
 
