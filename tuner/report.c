@@ -799,11 +799,13 @@ static const char *const plot_file[PLOT_COUNT] = {
     [PLOT_TIMING] = "timing.png",
 };
 
-/* Colours of the verdicts, in enum outcome order. */
-static const char *const outcome_colour[OUTCOME_COUNT] = {
+/* Colours of the verdicts, in enum outcome order: one for each, or the build fails. */
+static const char *const outcome_colour[] = {
     "#4daf4a", "#999999", "#ff7f00", "#ffd92f", "#e41a1c", "#984ea3",
-    "#a65628", "#7f3b08", "#f781bf", "#c51b7d", "#d9d9d9",
+    "#a65628", "#7f3b08", "#f781bf", "#c51b7d", "#d9d9d9", "#4393c3",
 };
+_Static_assert(sizeof(outcome_colour) / sizeof(outcome_colour[0]) == OUTCOME_COUNT,
+               "a colour for every outcome");
 
 /* A gnuplot single-quoted string: no escapes inside but '' for a quote. */
 static void gp_str(struct strbuf *sb, const char *s)
