@@ -703,6 +703,7 @@ struct gpu_task {
 	int sanitize_only; /* the dynamic alignment gate alone (an elite newcomer) */
 	int sanitize_passed;
 	int tools_only;             /* compute-sanitizer's gate alone */
+	int sanitize_absent;        /* the sanitize build checks nothing: the gate did not apply */
 	int tools_absent;           /* there is no compute-sanitizer: the gate did not run */
 	char tools_unfinished[400]; /* a tool that did not finish (and found nothing): why */
 	double busy;                /* seconds in worker_eval */
@@ -860,6 +861,8 @@ static int task_sanitize(const struct pipeline *p, struct gpu_task *t, struct wo
 			            res.outcome == REJECT_ALIGN ? GATE_SANITIZE : GATE_CORRECT,
 			            "%s", res.reason);
 			r = 1;
+		} else if (!strncmp(res.reason, WORKER_SAN_ABSENT, strlen(WORKER_SAN_ABSENT))) {
+			t->sanitize_absent = 1;
 		}
 		t->busy += now_seconds() - t0;
 		worker_result_release(&res);
@@ -1615,6 +1618,21 @@ static int task_prepare(struct pipeline *p, size_t i, struct evaluation *ev, str
 	return 1;
 }
 
+/* The dynamic alignment gate's row for a variant that passed it: what it checked, or that it could
+ * not. */
+static const char *sanitize_pass_reason(struct pipeline *p, const struct gpu_task *t)
+{
+	if (!t->sanitize_absent)
+		return "no misaligned access";
+	if (!p->san_absent_warned++)
+		warning(
+		    "%s does not include tuner_device.cuh: its accesses are not instrumented, and "
+		    "the dynamic alignment gate does not apply (sanitize: never says so)",
+		    p->cfg->fam.name);
+	return "not checked: the kernel does not include tuner_device.cuh, whose accesses the gate "
+	       "checks";
+}
+
 /* Store what a task found, in the main thread, in one transaction; then the verdict. */
 static int task_commit(struct pipeline *p, int generation, struct evaluation *ev,
                        struct gpu_task *t)
@@ -1633,7 +1651,7 @@ static int task_commit(struct pipeline *p, int generation, struct evaluation *ev
 	/* a rejection is recorded with the verdict; a pass is a gate row of its own */
 	if (t->sanitized && t->sanitize_passed)
 		r = db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL,
-		                   VARIANT_OK, "no misaligned access");
+		                   VARIANT_OK, sanitize_pass_reason(p, t));
 	for (s = 0; !r && s < p->nshapes; s++) {
 		const struct worker_shape_result *sr = &t->res[s];
 
@@ -1850,9 +1868,9 @@ static int elite_sanitize(struct pipeline *p, struct gpu_stage *g, size_t i, str
 			set_reason(ev, t->outcome, t->gate, "%s", t->reason);
 			ev->timed = ev->ranked = 0;
 		}
-		r = db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL,
-		                   ev->outcome,
-		                   ev->outcome == VARIANT_OK ? "no misaligned access" : ev->reason);
+		r = db_gate_record(
+		    p->db, p->run_id, ev->variant_id, gate_name(GATE_SANITIZE), NULL, ev->outcome,
+		    ev->outcome == VARIANT_OK ? sanitize_pass_reason(p, t) : ev->reason);
 	}
 	free(t);
 	return r;

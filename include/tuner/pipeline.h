@@ -163,7 +163,8 @@ struct pipeline {
 	 */
 	int (*admits)(void *ctx, const struct evaluation *ev);
 	void *admits_ctx;
-	int tools_warned; /* compute-sanitizer's absence said */
+	int tools_warned;      /* compute-sanitizer's absence said */
+	int san_absent_warned; /* an uninstrumented sanitize build said */
 	/* called after each candidate's verdict; may be NULL */
 	void (*progress)(void *ctx, const struct evaluation *ev);
 	void *progress_ctx;

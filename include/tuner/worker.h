@@ -115,6 +115,12 @@ struct worker_shape_result {
  * the outcome is VARIANT_OK, the failing one last otherwise (0 when the whole
  * job failed before any shape, e.g. a watchdog timeout while loading).
  */
+/*
+ * The reason of a passing sanitize job whose build has no 'tuner_san_log': the
+ * kernel's accesses are not instrumented, so the dynamic alignment gate did not apply.
+ */
+#define WORKER_SAN_ABSENT "not instrumented"
+
 struct worker_result {
 	int outcome;
 	int died; /* the worker ended without a result (outcome REJECT_RUNTIME_FAULT) */
