@@ -364,16 +364,6 @@ static size_t tournament(struct search *s)
 	return best;
 }
 
-static long long domain_index(const struct param *p, long long value)
-{
-	size_t i;
-
-	for (i = 0; i < p->nvalues; i++)
-		if (p->values[i] == value)
-			return (long long)i;
-	return -1;
-}
-
 /* Step one parameter to a neighbouring value of its domain (index +-1; inward at the ends). */
 static void mutate(struct search *s, const struct variant *parent, struct variant *child)
 {
@@ -390,7 +380,7 @@ static void mutate(struct search *s, const struct variant *parent, struct varian
 	i = movable[rng_below(&s->rng, nmovable)];
 	p = &s->fam->params[i];
 	last = (long long)p->nvalues - 1;
-	idx = domain_index(p, parent->v[i]);
+	idx = space_value_index(p, parent->v[i]);
 	if (idx < 0)
 		/* a parent from outside the domain (set by hand): back into it */
 		idx = (long long)rng_below(&s->rng, p->nvalues);
@@ -449,7 +439,7 @@ static int step_param(const struct family *fam, const struct variant *va, size_t
                       struct variant *child)
 {
 	const struct param *p = &fam->params[i];
-	long long idx = domain_index(p, va->v[i]);
+	long long idx = space_value_index(p, va->v[i]);
 
 	if (idx < 0 || idx + step < 0 || idx + step >= (long long)p->nvalues)
 		return 0;
@@ -977,7 +967,7 @@ static void encode(const struct search *s, const struct variant *va, int *x)
 
 	for (i = 0; i < m->d; i++) {
 		long long idx =
-		    domain_index(&s->fam->params[m->dim_param[i]], va->v[m->dim_param[i]]);
+		    space_value_index(&s->fam->params[m->dim_param[i]], va->v[m->dim_param[i]]);
 
 		x[i] = idx < 0 ? 0 : (int)idx;
 	}

@@ -1937,21 +1937,10 @@ static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation
 
 /* ------------------------------------------------------------- prefetch */
 
-/* The position of v in param pa's domain, -1 when it is not there. */
-static long long domain_pos(const struct param *pa, long long v)
-{
-	size_t i;
-
-	for (i = 0; i < pa->nvalues; i++)
-		if (pa->values[i] == v)
-			return (long long)i;
-	return -1;
-}
-
 /* va with param i moved d steps in its domain: 1, or 0 when that leaves the domain. */
 static int step_param(const struct family *fam, struct variant *va, size_t i, int d)
 {
-	long long at = domain_pos(&fam->params[i], va->v[i]);
+	long long at = space_value_index(&fam->params[i], va->v[i]);
 
 	if (at < 0)
 		return 0;

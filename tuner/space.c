@@ -67,6 +67,16 @@ void space_point(const struct family *fam, unsigned long long idx, struct varian
 	}
 }
 
+long long space_value_index(const struct param *pa, long long value)
+{
+	size_t i;
+
+	for (i = 0; i < pa->nvalues; i++)
+		if (pa->values[i] == value)
+			return (long long)i;
+	return -1;
+}
+
 int space_in_domain(const struct family *fam, const struct variant *va, int *bad)
 {
 	size_t i, j;

@@ -27,6 +27,8 @@ void space_point(const struct family *fam, unsigned long long idx, struct varian
 int space_in_domain(const struct family *fam, const struct variant *va, int *bad);
 /* The baseline variant from the sidecar. */
 void space_baseline(const struct family *fam, struct variant *out);
+/* The position of value in param pa's domain, -1 when it is not there. */
+long long space_value_index(const struct param *pa, long long value);
 /*
  * Parse "NAME=V,NAME=V": params not named keep their value in *va (start from
  * the baseline). Unknown names are an error with a "did you mean".
