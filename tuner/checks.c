@@ -320,6 +320,15 @@ enum outcome checks_build(const struct config *cfg, const struct variant *va, co
 		return add_verdict(out, GATE_COMPILE, REJECT_COMPILE, NULL, "%s: %s",
 		                   spec_label(sp), line);
 	}
+	/* without ptxas's report, registers, spills and static shared memory are unknown: an
+	 * unchecked build is not admitted (an NVRTC that answers from a cache of its own omits it)
+	 */
+	if (compile_parse_ptxas(b->log, fam->launches[0].kernel, &(struct build){0}) < 0)
+		return add_verdict(
+		    out, GATE_RESOURCES, REJECT_RESOURCES, NULL,
+		    "%s: the build's log has no ptxas report for '%s' (-Xptxas=-v): its "
+		    "registers, spills and shared memory cannot be checked",
+		    spec_label(sp), fam->launches[0].kernel);
 	add_verdict(out, GATE_COMPILE, VARIANT_OK, NULL,
 	            "%s: %d registers, %d bytes static smem, %d bytes stack%s", spec_label(sp),
 	            b->regs, b->static_smem, b->stack_frame, b->cached ? " (cached)" : "");

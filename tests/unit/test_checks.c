@@ -239,14 +239,24 @@ static void test_eval_errors_reject_at_their_gate(void **state)
 
 /* ------------------------------------------------------------ build gates */
 
+/* A build as NVRTC gives it: the numbers, and ptxas's report of them in the log. */
 static void fake_build(struct build *b, int regs, int static_smem, int stores, int loads)
 {
+	static char log[512];
+
 	memset(b, 0, sizeof(*b));
 	b->outcome = VARIANT_OK;
 	b->regs = regs;
 	b->static_smem = static_smem;
 	b->spill_stores = stores;
 	b->spill_loads = loads;
+	snprintf(log, sizeof(log),
+	         "ptxas info    : Compiling entry function 'flash_fwd' for 'sm_90'\n"
+	         "ptxas info    : Function properties for flash_fwd\n"
+	         "    0 bytes stack frame, %d bytes spill stores, %d bytes spill loads\n"
+	         "ptxas info    : Used %d registers, %d bytes smem\n",
+	         stores, loads, regs, static_smem);
+	b->log = log;
 }
 
 static enum outcome build_check(const struct config *cfg, const char *set, size_t spec,
@@ -302,6 +312,23 @@ static void test_build_compile_error(void **state)
 	b.log = NULL;
 	assert_int_equal(build_check(cfg, NULL, 0, &b, &vs), REJECT_COMPILE);
 	assert_non_null(strstr(vs.v[0].reason, "D=64"));
+	verdicts_release(&vs);
+}
+
+/* No ptxas report (an NVRTC that answered from its own cache): rejected, never passed as 0 spills.
+ */
+static void test_build_without_report(void **state)
+{
+	struct config *cfg = *state;
+	struct verdicts vs = {0};
+	struct build b;
+
+	fake_build(&b, 128, 0, 0, 0);
+	b.log = "";
+	assert_int_equal(build_check(cfg, NULL, 0, &b, &vs), REJECT_RESOURCES);
+	assert_int_equal(vs.n, 1);
+	assert_int_equal(vs.v[0].gate, GATE_RESOURCES);
+	assert_non_null(strstr(vs.v[0].reason, "no ptxas report for 'flash_fwd'"));
 	verdicts_release(&vs);
 }
 
@@ -420,6 +447,7 @@ int main(void)
 	                                    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_build_ok, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_build_compile_error, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_build_without_report, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_build_smem_cross_check, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_build_spills, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_build_registers_per_block, fx_setup, fx_teardown),
