@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -470,4 +473,50 @@ double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------ child processes */
+
+int proc_reap(pid_t *pid, int *fd, double grace)
+{
+	double until = now_seconds() + grace;
+	int status = 0;
+	pid_t r;
+
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	if (!*pid)
+		return 0;
+	if (grace <= 0)
+		kill(*pid, SIGKILL);
+	for (;;) {
+		r = waitpid(*pid, &status, grace > 0 ? WNOHANG : 0);
+		if (r == *pid || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0) {
+			if (now_seconds() >= until) {
+				kill(*pid, SIGKILL);
+				grace = 0;
+			} else {
+				struct timespec ts = {0, 5 * 1000 * 1000};
+
+				nanosleep(&ts, NULL);
+			}
+		}
+	}
+	*pid = 0;
+	return status;
+}
+
+void proc_close_from(int lo)
+{
+	int fd;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0)
+		return;
+#endif
+	for (fd = lo; fd < 4096; fd++)
+		close(fd);
 }

@@ -12,7 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -640,19 +639,6 @@ struct slot {
 	struct strbuf msg;
 };
 
-/* Close every descriptor from lo up: the child must not hold the parent's files. */
-static void close_from(int lo)
-{
-	int fd;
-
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0)
-		return;
-#endif
-	for (fd = lo; fd < 4096; fd++)
-		close(fd);
-}
-
 /* Between fork and exec: async-signal-safe calls only. */
 static _Noreturn void exec_child(int fd, pid_t parent, char *const argv[], char *const envp[])
 {
@@ -673,8 +659,8 @@ static _Noreturn void exec_child(int fd, pid_t parent, char *const argv[], char 
 		dup2(null, 0);
 		close(null);
 	}
-	dup2(2, 1); /* keep whatever it prints off the parent's output */
-	close_from(CHILD_FD + 1);
+	dup2(2, 1);                    /* keep whatever it prints off the parent's output */
+	proc_close_from(CHILD_FD + 1); /* the child must not hold the parent's files */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&sa, 0, sizeof(sa));
@@ -743,39 +729,6 @@ static int slot_spawn(struct slot *s, char *why, size_t whylen)
 	s->pid = pid;
 	s->fd = sv[0];
 	return 0;
-}
-
-/* Close the socket and wait for the process, killing it at once (grace 0) or after grace s. */
-static int slot_reap(struct slot *s, double grace)
-{
-	double until = now_seconds() + grace;
-	int status = 0;
-	pid_t r;
-
-	if (s->fd >= 0)
-		close(s->fd);
-	s->fd = -1;
-	if (!s->pid)
-		return 0;
-	if (grace <= 0)
-		kill(s->pid, SIGKILL);
-	for (;;) {
-		r = waitpid(s->pid, &status, grace > 0 ? WNOHANG : 0);
-		if (r == s->pid || (r < 0 && errno != EINTR))
-			break;
-		if (r == 0) {
-			if (now_seconds() >= until) {
-				kill(s->pid, SIGKILL);
-				grace = 0;
-			} else {
-				struct timespec ts = {0, 5 * 1000 * 1000};
-
-				nanosleep(&ts, NULL);
-			}
-		}
-	}
-	s->pid = 0;
-	return status;
 }
 
 static void describe_status(int status, char *buf, size_t len)
@@ -860,19 +813,19 @@ static void slot_compile(struct slot *s, const struct compile_job *job, const ch
 	if (r == IO_OK && decode_answer(&s->msg, a) == 0)
 		return;
 	if (r == IO_TIMEOUT) {
-		slot_reap(s, 0);
+		proc_reap(&s->pid, &s->fd, 0);
 		a->log = xasprintf("error: the compile of '%s' timed out: no result within %g s, "
 		                   "the compile process was killed",
 		                   name, timeout);
 		return;
 	}
 	if (r == IO_OK) {
-		slot_reap(s, 0);
+		proc_reap(&s->pid, &s->fd, 0);
 		a->log =
 		    xasprintf("error: the compile process sent a malformed result for '%s'", name);
 		return;
 	}
-	status = slot_reap(s, EXIT_GRACE);
+	status = proc_reap(&s->pid, &s->fd, EXIT_GRACE);
 	describe_status(status, st, sizeof(st));
 	if (WIFSIGNALED(status))
 		a->log = xasprintf("error: the compiler crashed on '%s': the compile process "
@@ -1018,7 +971,7 @@ static void *thread_main(void *arg)
 	}
 	pthread_mutex_unlock(&pool->lock);
 	/* The process reads the closed socket as the end and exits. */
-	slot_reap(s, EXIT_GRACE);
+	proc_reap(&s->pid, &s->fd, EXIT_GRACE);
 	sb_release(&s->msg);
 	return NULL;
 }

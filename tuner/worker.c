@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,52 +55,6 @@ static void describe_status(int status, char *buf, size_t len)
 		snprintf(buf, len, "status 0x%x", (unsigned)status);
 }
 
-/* Close the socket and wait for the child, killing it at once (grace 0) or after grace seconds. */
-static int reap(struct worker *w, double grace)
-{
-	double until = now_seconds() + grace;
-	int status = 0;
-	pid_t r;
-
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	if (!w->pid)
-		return 0;
-	if (grace <= 0)
-		kill(w->pid, SIGKILL);
-	for (;;) {
-		r = waitpid(w->pid, &status, grace > 0 ? WNOHANG : 0);
-		if (r == w->pid || (r < 0 && errno != EINTR))
-			break;
-		if (r == 0) {
-			if (now_seconds() >= until) {
-				kill(w->pid, SIGKILL);
-				grace = 0;
-			} else {
-				struct timespec ts = {0, 10 * 1000 * 1000};
-
-				nanosleep(&ts, NULL);
-			}
-		}
-	}
-	w->pid = 0;
-	return status;
-}
-
-/* Close every descriptor from lo up: the child must not hold the orchestrator's files. */
-static void close_from(int lo)
-{
-	int fd;
-
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0)
-		return;
-#endif
-	for (fd = lo; fd < 4096; fd++)
-		close(fd);
-}
-
 /* Between fork and exec: async-signal-safe calls only. */
 static _Noreturn void exec_child(int fd, pid_t parent, const char *path, char *const argv[])
 {
@@ -122,7 +75,7 @@ static _Noreturn void exec_child(int fd, pid_t parent, const char *path, char *c
 		close(null);
 	}
 	dup2(2, 1); /* device printf goes to stdout: keep it off the orchestrator's output */
-	close_from(WORKER_CHILD_FD + 1);
+	proc_close_from(WORKER_CHILD_FD + 1); /* none of the orchestrator's files */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&sa, 0, sizeof(sa));
@@ -238,10 +191,10 @@ static int worker_spawn(struct worker *w, char *why, size_t whylen)
 	if (r == 1) {
 		if (decode_hello(w, why, whylen) == 0)
 			return 0;
-		reap(w, WORKER_EXIT_GRACE);
+		proc_reap(&w->pid, &w->fd, WORKER_EXIT_GRACE);
 		return -1;
 	}
-	status = reap(w, r == 0 ? WORKER_EXIT_GRACE : 0);
+	status = proc_reap(&w->pid, &w->fd, r == 0 ? WORKER_EXIT_GRACE : 0);
 	describe_status(status, st, sizeof(st));
 	if (r == 0)
 		snprintf(why, whylen, "the GPU worker exited before it said hello (%s)", st);
@@ -359,7 +312,7 @@ static int send_job(struct worker *w, const struct strbuf *body)
 			return error("cannot restart the GPU worker: %s", why);
 		if (wire_send(w->fd, WORKER_TAG, WORKER_PROTOCOL_VERSION, body) == 0)
 			return 0;
-		reap(w, 0);
+		proc_reap(&w->pid, &w->fd, 0);
 	}
 	return error("cannot send a job to the GPU worker: %s", strerror(errno));
 }
@@ -387,14 +340,15 @@ int worker_eval(struct worker *w, const struct worker_job *job, struct worker_re
 		r = wire_recv(w->fd, WORKER_TAG, WORKER_PROTOCOL_VERSION, &w->msg,
 		              now_seconds() + timeout);
 		if (r == -2) {
-			reap(w, 0);
+			proc_reap(&w->pid, &w->fd, 0);
 			res->outcome = REJECT_TIMEOUT;
 			snprintf(res->reason, sizeof(res->reason), "timed out after %.1f s in %s",
 			         timeout, w->phase);
 			return 0;
 		}
 		if (r == 0) {
-			describe_status(reap(w, WORKER_EXIT_GRACE), st, sizeof(st));
+			describe_status(proc_reap(&w->pid, &w->fd, WORKER_EXIT_GRACE), st,
+			                sizeof(st));
 			res->outcome = REJECT_RUNTIME_FAULT;
 			res->died = 1;
 			snprintf(res->reason, sizeof(res->reason), "worker died: %s in %s", st,
@@ -402,7 +356,7 @@ int worker_eval(struct worker *w, const struct worker_job *job, struct worker_re
 			return 0;
 		}
 		if (r < 0) {
-			reap(w, 0);
+			proc_reap(&w->pid, &w->fd, 0);
 			return error("the GPU worker broke the protocol in %s", w->phase);
 		}
 		if (wire_is(&w->msg, "tick")) {
@@ -412,11 +366,12 @@ int worker_eval(struct worker *w, const struct worker_job *job, struct worker_re
 			continue;
 		}
 		if (worker_result_decode(w->msg.buf, w->msg.len, res, &flags) < 0) {
-			reap(w, 0);
+			proc_reap(&w->pid, &w->fd, 0);
 			return error("the GPU worker sent a malformed result in %s", w->phase);
 		}
 		if (flags & WORKER_RESULT_FATAL)
-			reap(w, 0); /* its context is gone; a fresh child serves the next job */
+			proc_reap(&w->pid, &w->fd,
+			          0); /* its context is gone; a fresh child serves the next job */
 		if (flags & WORKER_RESULT_ERROR)
 			return error("GPU evaluation of '%s' failed: %s", job->cubin_path,
 			             res->reason);
@@ -434,7 +389,7 @@ void worker_stop(struct worker *w)
 		sb_adds(&quit, "type=quit\n");
 		wire_send(w->fd, WORKER_TAG, WORKER_PROTOCOL_VERSION, &quit);
 		sb_release(&quit);
-		reap(w, WORKER_EXIT_GRACE);
+		proc_reap(&w->pid, &w->fd, WORKER_EXIT_GRACE);
 	}
 	sb_release(&w->msg);
 	free(w);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <sysexits.h>
+#include <sys/types.h>
 
 #define TUNER_VERSION "0.1.0"
 
@@ -73,6 +74,17 @@ void sb_release(struct strbuf *sb);
  */
 typedef int (*read_guard_fn)(const char *path);
 void set_read_guard(read_guard_fn fn);
+
+/* ------------------------------------------------------------ child processes */
+
+/*
+ * Close *fd (when >= 0, then -1) and wait for process *pid (when not 0, then 0),
+ * killing it at once (grace <= 0) or after grace seconds; its wait status, 0 when
+ * there was no process.
+ */
+int proc_reap(pid_t *pid, int *fd, double grace);
+/* Close every descriptor from lo up; async-signal-safe (between fork and exec). */
+void proc_close_from(int lo);
 
 /* Read a whole file; returns 0 or -1 with errno set (no message printed but the guard's). */
 int read_file(const char *path, char **out, size_t *len);
