@@ -17,6 +17,7 @@
 #include "tuner/db.h"
 #include "tuner/evolve.h"
 #include "tuner/pipeline.h"
+#include "tuner/run.h"
 #include "tuner/template.h"
 #include "tuner/worker.h"
 #include <jansson.h>
@@ -432,26 +433,6 @@ static void progress_generation(struct progress *pr, size_t n, size_t ok, double
 
 /* ------------------------------------------------------------- the run */
 
-static char *shapes_json(const struct config *cfg)
-{
-	const struct problem *pr = cfg->fam.problem;
-	json_t *arr = json_array();
-	size_t i, d;
-	char *s;
-
-	for (i = 0; i < cfg->nshapes; i++) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "name", json_string(cfg->shapes[i].name));
-		for (d = 0; d < pr->ndims; d++)
-			json_object_set_new(o, pr->dims[d], json_integer(cfg->shapes[i].dims[d]));
-		json_array_append_new(arr, o);
-	}
-	s = json_dumps(arr, JSON_COMPACT);
-	json_decref(arr);
-	return s;
-}
-
 static char *command_line(int argc, char **argv)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -467,32 +448,7 @@ static char *command_line(int argc, char **argv)
  * The recording: a GPU run in path of this config's template, arch and shapes,
  * whose device becomes this run's. 0, or an exit code after error().
  */
-static int open_replay(const char *path, const struct config *cfg, const char *shapes,
-                       struct db **out, char *device, size_t len)
-{
-	long long run_id;
-	int r;
-
-	if (access(path, R_OK) < 0) {
-		error("cannot read the recording '%s': %s", path, strerror(errno));
-		return EX_NOINPUT;
-	}
-	if (db_open_readonly(path, out) < 0)
-		return EX_DATAERR;
-	r = db_recording_find(*out, cfg->fam.source_hash, cfg->arch.name, shapes, &run_id, device,
-	                      len);
-	if (r < 0)
-		return EX_DATAERR;
-	if (!r) {
-		error(
-		    "'%s' holds no GPU run of %s (template %.12s) on %s with this config's shapes",
-		    path, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name);
-		return EX_DATAERR;
-	}
-	return 0;
-}
-
-struct run_state {
+struct run_cmd {
 	struct run_opts o;
 	const struct globals *g;
 	struct config cfg;
@@ -513,8 +469,8 @@ struct run_state {
 };
 
 /* Print to stdout unless --quiet. */
-static void say(const struct run_state *rs, const char *fmt, ...) TUNER_PRINTF(2, 3);
-static void say(const struct run_state *rs, const char *fmt, ...)
+static void say(const struct run_cmd *rs, const char *fmt, ...) TUNER_PRINTF(2, 3);
+static void say(const struct run_cmd *rs, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -526,7 +482,7 @@ static void say(const struct run_state *rs, const char *fmt, ...)
 }
 
 /* What --resume cannot honour, named: the run keeps what it was started with. */
-static int resume_conflicts(const struct run_state *rs, const struct db_run *r)
+static int resume_conflicts(const struct run_cmd *rs, const struct db_run *r)
 {
 	const struct run_opts *o = &rs->o;
 	const char *strategy = rs->forced ? rs->strategy : o->strategy;
@@ -553,7 +509,7 @@ static int resume_conflicts(const struct run_state *rs, const struct db_run *r)
 }
 
 /* --resume: the run and the settings it was started with. 0, -1 (nothing to do) or an exit code. */
-static int find_resume(struct run_state *rs)
+static int find_resume(struct run_cmd *rs)
 {
 	struct db_run r;
 	long long id;
@@ -599,7 +555,7 @@ static int find_resume(struct run_state *rs)
 	return rc;
 }
 
-static int create_run(struct run_state *rs, int argc, char **argv)
+static int create_run(struct run_cmd *rs, int argc, char **argv)
 {
 	struct run_info ri;
 	char *cmd = command_line(argc, argv);
@@ -637,7 +593,7 @@ static int create_run(struct run_state *rs, int argc, char **argv)
  * model: measurements from two kinds of GPU are not one landscape. 0, or -1
  * with why.
  */
-static int start_workers(struct run_state *rs, char *why, size_t whylen)
+static int start_workers(struct run_cmd *rs, char *why, size_t whylen)
 {
 	int ids[PIPELINE_MAX_WORKERS], n = 0, all = rs->o.gpus && !strcmp(rs->o.gpus, "all");
 	const char *s = rs->o.gpus;
@@ -691,7 +647,7 @@ static int start_workers(struct run_state *rs, char *why, size_t whylen)
 }
 
 /* Where measurements come from: the replay, the GPU, or nowhere (one line says why). */
-static int open_device(struct run_state *rs)
+static int open_device(struct run_cmd *rs)
 {
 	char why[512];
 	int rc;
@@ -705,8 +661,8 @@ static int open_device(struct run_state *rs)
 		return EX_USAGE;
 	}
 	if (rs->replay_path) {
-		rc = open_replay(rs->replay_path, &rs->cfg, rs->shapes, &rs->replay, rs->device,
-		                 sizeof(rs->device));
+		rc = run_open_replay(rs->replay_path, &rs->cfg, rs->shapes, &rs->replay, rs->device,
+		                     sizeof(rs->device));
 		if (rc)
 			return rc;
 		say(rs, "replaying the measurements of '%s' (%s): nothing runs on a GPU\n",
@@ -729,7 +685,7 @@ static int open_device(struct run_state *rs)
 }
 
 /* The elite as the search holds it, best first, stored for this generation. */
-static int store_elite(struct run_state *rs, struct search *s, int gen)
+static int store_elite(struct run_cmd *rs, struct search *s, int gen)
 {
 	const struct member *el[64];
 	long long ids[64];
@@ -757,7 +713,7 @@ struct stop_point {
 	size_t candidates;
 };
 
-static void summary(const struct run_state *rs, const struct pipeline *p, int gens,
+static void summary(const struct run_cmd *rs, const struct pipeline *p, int gens,
                     const struct stop_point *sp, double secs)
 {
 	const struct pipeline_stats *st = &p->st;
@@ -832,62 +788,22 @@ static long long parent_id(const struct member *const *pool, size_t npool, int i
  * fail are rejected with what the tool found, and the elite stored once more
  * (a generation of its own) is the verified one. 0, or -1 after error().
  */
-static int verify_final(struct run_state *rs, struct pipeline *p, struct search *s, int gens)
+/* compute-sanitizer's rejection of a member of the final elite, told. */
+static void final_rejected(void *ctx, const struct evaluation *ev)
 {
-	const struct member *pool[64];
-	size_t n = search_final_candidates(s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0,
-	       rejected = 0, i;
-	long long ids[64];
-	double fit[64], t0 = now_seconds();
-	struct evaluation *evs;
-	int r = 0;
+	say(ctx, "compute-sanitizer rejects %s: %s\n", ev->hash, ev->reason);
+}
 
-	/* the best K side by side, then as many more as were rejected, until K pass */
-	evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));
-	while (!r && !stop_signal && next < n && kept < (size_t)rs->cfg.elite) {
-		size_t batch = (size_t)rs->cfg.elite - kept;
+static int verify_final(struct run_cmd *rs, struct pipeline *p, struct search *s, int gens)
+{
+	size_t checked, rejected;
+	double t0 = now_seconds();
+	int r = run_final_elite(rs->db, rs->run_id, gens, p, s, (size_t)rs->cfg.elite, &stop_signal,
+	                        final_rejected, rs, &checked, &rejected);
 
-		if (batch > n - next)
-			batch = n - next;
-		memset(evs, 0, batch * sizeof(*evs));
-		for (i = 0; i < batch; i++) {
-			struct evaluation *ev = &evs[i];
-			struct db_variant v;
-
-			if (db_variant_get(rs->db, pool[next + i]->id, &v) < 0) {
-				r = -1;
-				break;
-			}
-			snprintf(ev->hash, sizeof(ev->hash), "%s", v.hash);
-			db_variant_release(&v);
-			ev->va = pool[next + i]->va;
-			ev->variant_id = pool[next + i]->id;
-			ev->outcome = VARIANT_OK;
-			ev->ranked = ev->timed = 1;
-		}
-		if (r || pipeline_tools_gate(p, evs, batch) < 0) {
-			r = -1;
-			break;
-		}
-		for (i = 0; i < batch && !r; i++) {
-			const struct evaluation *ev = &evs[i];
-
-			if (ev->outcome != VARIANT_OK) {
-				rejected++;
-				say(rs, "compute-sanitizer rejects %s: %s\n", ev->hash, ev->reason);
-				r = db_eval_record(rs->db, rs->run_id, ev->variant_id, gens - 1,
-				                   ev->outcome, ev->reason);
-				continue;
-			}
-			ids[kept] = pool[next + i]->id;
-			fit[kept++] = pool[next + i]->fitness;
-		}
-		next += batch;
-	}
-	free(evs);
 	if (r < 0)
 		return -1;
-	if (stop_signal) {
+	if (r > 0) {
 		say(rs,
 		    "compute-sanitizer's check of the final elite stopped by %s: --resume "
 		    "finishes it\n",
@@ -897,11 +813,11 @@ static int verify_final(struct run_state *rs, struct pipeline *p, struct search 
 	say(rs,
 	    "compute-sanitizer (memcheck, racecheck, synccheck) on the final elite: %zu "
 	    "checked, %zu rejected, %.1f s\n",
-	    kept + rejected, rejected, now_seconds() - t0);
-	return db_elite_store(rs->db, rs->run_id, gens, ids, fit, kept);
+	    checked, rejected, now_seconds() - t0);
+	return 0;
 }
 
-static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
+static int search_loop(struct run_cmd *rs, struct pipeline *p, int *gens_done,
                        struct stop_point *sp)
 {
 	struct search *s = search_new(&rs->cfg, rs->strategy, rs->seed);
@@ -1017,7 +933,7 @@ static int search_loop(struct run_state *rs, struct pipeline *p, int *gens_done,
 /* ---------------------------------------------------------- the cache */
 
 /* Keep the cubin cache within its limit (a failure is only a warning: the run is not at stake). */
-static void cache_keep(const struct run_state *rs, long long limit)
+static void cache_keep(const struct run_cmd *rs, long long limit)
 {
 	struct cache_stats gone;
 	char size[32];
@@ -1046,7 +962,7 @@ static void cache_keep(const struct run_state *rs, long long limit)
  * The generations and population asked for must fit in memory before
  * anything is written: a run that cannot start leaves no trace.
  */
-static int check_budget(const struct run_state *rs)
+static int check_budget(const struct run_cmd *rs)
 {
 	double need = (double)rs->population *
 	              (double)(sizeof(struct candidate) + sizeof(struct evaluation) + 64);
@@ -1066,7 +982,7 @@ static int check_budget(const struct run_state *rs)
 
 static int run_main(int argc, char **argv, const struct globals *g, const char *force_strategy)
 {
-	struct run_state rs;
+	struct run_cmd rs;
 	struct pipeline p;
 	struct stop_point sp;
 	long long limit, reaped;
@@ -1112,7 +1028,7 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 		}
 		rs.generations = (int)need;
 	}
-	rs.shapes = shapes_json(&rs.cfg);
+	rs.shapes = run_shapes_json(&rs.cfg);
 	rs.replay_path = rs.o.replay ? xstrdup(rs.o.replay) : NULL;
 	if (compile_nvrtc_version(rs.nvrtc, sizeof(rs.nvrtc)) < 0)
 		snprintf(rs.nvrtc, sizeof(rs.nvrtc), "unknown");

@@ -125,7 +125,7 @@ void run_request_json_free(void *doc)
 
 /* ------------------------------------------------------------ opening */
 
-static char *shapes_json(const struct config *cfg)
+char *run_shapes_json(const struct config *cfg)
 {
 	const struct problem *pr = cfg->fam.problem;
 	json_t *arr = json_array();
@@ -145,31 +145,38 @@ static char *shapes_json(const struct config *cfg)
 	return s;
 }
 
-/* The recording and its device: a GPU run of this config's template, arch and shapes. */
-static int open_replay(struct run *r, const struct run_request *rq)
+int run_open_replay(const char *path, const struct config *cfg, const char *shapes, struct db **out,
+                    char *device, size_t len)
 {
-	long long rec_run;
+	long long run_id;
 	int f;
 
-	if (rq->roots && roots_check(rq->roots, "recording", r->replay_path, NULL) < 0)
-		return EX_CONFIG;
-	if (access(r->replay_path, R_OK) < 0) {
-		error("cannot read the recording '%s': %s", r->replay_path, strerror(errno));
+	if (access(path, R_OK) < 0) {
+		error("cannot read the recording '%s': %s", path, strerror(errno));
 		return EX_NOINPUT;
 	}
-	if (db_open_readonly(r->replay_path, &r->replay) < 0)
+	if (db_open_readonly(path, out) < 0)
 		return EX_DATAERR;
-	f = db_recording_find(r->replay, r->cfg.fam.source_hash, r->cfg.arch.name, r->shapes,
-	                      &rec_run, r->device, sizeof(r->device));
+	f = db_recording_find(*out, cfg->fam.source_hash, cfg->arch.name, shapes, &run_id, device,
+	                      len);
 	if (f < 0)
 		return EX_DATAERR;
 	if (!f) {
 		error(
 		    "'%s' holds no GPU run of %s (template %.12s) on %s with this config's shapes",
-		    r->replay_path, r->cfg.fam.name, r->cfg.fam.source_hash, r->cfg.arch.name);
+		    path, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name);
 		return EX_DATAERR;
 	}
 	return 0;
+}
+
+/* The recording and its device, read from the roots when confined. */
+static int open_replay(struct run *r, const struct run_request *rq)
+{
+	if (rq->roots && roots_check(rq->roots, "recording", r->replay_path, NULL) < 0)
+		return EX_CONFIG;
+	return run_open_replay(r->replay_path, &r->cfg, r->shapes, &r->replay, r->device,
+	                       sizeof(r->device));
 }
 
 /* The config, read from the roots when confined, and as the job was submitted when asked. */
@@ -304,7 +311,7 @@ int run_check(const struct run_request *rq, char **config_text)
 	*config_text = NULL;
 	rc = load_config(r, rq);
 	if (!rc) {
-		r->shapes = shapes_json(&r->cfg);
+		r->shapes = run_shapes_json(&r->cfg);
 		r->replay_path = rq->replay ? xstrdup(rq->replay) : NULL;
 		if (r->replay_path)
 			rc = open_replay(r, rq);
@@ -345,7 +352,7 @@ int run_open(struct db *db, const struct run_request *rq, long long run_id, stru
 	r->population = rq->population > 0 ? rq->population : r->cfg.population;
 	r->strategy = xstrdup(rq->strategy ? rq->strategy : r->cfg.strategy);
 	r->replay_path = rq->replay ? xstrdup(rq->replay) : NULL;
-	r->shapes = shapes_json(&r->cfg);
+	r->shapes = run_shapes_json(&r->cfg);
 	if (compile_nvrtc_version(r->nvrtc, sizeof(r->nvrtc)) < 0)
 		snprintf(r->nvrtc, sizeof(r->nvrtc), "unknown");
 	snprintf(r->device, sizeof(r->device), "none");
@@ -537,51 +544,12 @@ static int observe(struct run *r, size_t done, struct run_progress *pg)
  */
 static int verify_final(struct run *r)
 {
-	const struct member *pool[POOL_MAX];
-	size_t n = search_final_candidates(r->s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, i;
-	long long ids[POOL_MAX];
-	double fit[POOL_MAX];
-	struct evaluation *evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));
-	int rc = 0;
+	size_t checked, rejected;
 
-	/* the best K side by side, then as many more as were rejected, until K pass */
-	while (!rc && next < n && kept < (size_t)r->cfg.elite) {
-		size_t batch = (size_t)r->cfg.elite - kept;
-
-		if (batch > n - next)
-			batch = n - next;
-		memset(evs, 0, batch * sizeof(*evs));
-		for (i = 0; i < batch && !rc; i++) {
-			struct evaluation *ev = &evs[i];
-			struct db_variant v;
-
-			rc = db_variant_get(r->db, pool[next + i]->id, &v);
-			if (rc)
-				break;
-			snprintf(ev->hash, sizeof(ev->hash), "%s", v.hash);
-			db_variant_release(&v);
-			ev->va = pool[next + i]->va;
-			ev->variant_id = pool[next + i]->id;
-			ev->outcome = VARIANT_OK;
-			ev->ranked = ev->timed = 1;
-		}
-		if (!rc)
-			rc = pipeline_tools_gate(&r->p, evs, batch);
-		for (i = 0; i < batch && !rc; i++) {
-			if (evs[i].outcome != VARIANT_OK) {
-				rc = db_eval_record(r->db, r->run_id, evs[i].variant_id, r->gen - 1,
-				                    evs[i].outcome, evs[i].reason);
-				continue;
-			}
-			ids[kept] = pool[next + i]->id;
-			fit[kept++] = pool[next + i]->fitness;
-		}
-		next += batch;
-	}
-	free(evs);
-	if (rc < 0)
-		return -1;
-	return db_elite_store(r->db, r->run_id, r->gen, ids, fit, kept);
+	return run_final_elite(r->db, r->run_id, r->gen, &r->p, r->s, (size_t)r->cfg.elite, NULL,
+	                       NULL, NULL, &checked, &rejected) < 0
+	           ? -1
+	           : 0;
 }
 
 /*
@@ -777,4 +745,65 @@ int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *
 		}
 	}
 	return c ? step_claimed(r, c, stop, pg) : step_alone(r, stop, pg);
+}
+
+/* ------------------------------------------------- pieces tuner run shares */
+
+int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p,
+                    const struct search *s, size_t k, const volatile sig_atomic_t *stop,
+                    void (*told)(void *ctx, const struct evaluation *ev), void *ctx,
+                    size_t *checked, size_t *rejected)
+{
+	const struct member *pool[POOL_MAX];
+	size_t n = search_final_candidates(s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, i;
+	long long ids[POOL_MAX];
+	double fit[POOL_MAX];
+	struct evaluation *evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));
+	int rc = 0;
+
+	*checked = *rejected = 0;
+	/* the best k side by side, then as many more as were rejected, until k pass */
+	while (!rc && !(stop && *stop) && next < n && kept < k) {
+		size_t batch = k - kept;
+
+		if (batch > n - next)
+			batch = n - next;
+		memset(evs, 0, batch * sizeof(*evs));
+		for (i = 0; i < batch && !rc; i++) {
+			struct evaluation *ev = &evs[i];
+			struct db_variant v;
+
+			rc = db_variant_get(db, pool[next + i]->id, &v);
+			if (rc)
+				break;
+			snprintf(ev->hash, sizeof(ev->hash), "%s", v.hash);
+			db_variant_release(&v);
+			ev->va = pool[next + i]->va;
+			ev->variant_id = pool[next + i]->id;
+			ev->outcome = VARIANT_OK;
+			ev->ranked = ev->timed = 1;
+		}
+		if (!rc)
+			rc = pipeline_tools_gate(p, evs, batch);
+		for (i = 0; i < batch && !rc; i++) {
+			++*checked;
+			if (evs[i].outcome != VARIANT_OK) {
+				++*rejected;
+				if (told)
+					told(ctx, &evs[i]);
+				rc = db_eval_record(db, run_id, evs[i].variant_id, gen - 1,
+				                    evs[i].outcome, evs[i].reason);
+				continue;
+			}
+			ids[kept] = pool[next + i]->id;
+			fit[kept++] = pool[next + i]->fitness;
+		}
+		next += batch;
+	}
+	free(evs);
+	if (rc < 0)
+		return -1;
+	if (stop && *stop)
+		return 1;
+	return db_elite_store(db, run_id, gen, ids, fit, kept) < 0 ? -1 : 0;
 }

@@ -5,8 +5,11 @@
 #include <signal.h>
 #include <stddef.h>
 
+struct config;
 struct db;
+struct pipeline;
 struct roots;
+struct search;
 struct worker;
 
 /* What a run is asked for: tuner run's options, or a queued job's. */
@@ -115,5 +118,30 @@ int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *
 int run_begin(struct run *r);
 void run_heartbeat(struct run *r, int force);
 int run_end(struct run *r, const char *status);
+
+/* ------------------------------------------------- pieces tuner run shares */
+
+/* The config's shapes as the runs table holds them: [{"name": ..., DIM: value, ...}]; caller frees.
+ */
+char *run_shapes_json(const struct config *cfg);
+/*
+ * Open the recording at path read-only and find in it a GPU run of cfg's template
+ * and arch on these shapes; its device into device. 0, or an EX_* code after error().
+ */
+int run_open_replay(const char *path, const struct config *cfg, const char *shapes, struct db **out,
+                    char *device, size_t len);
+/*
+ * The final elite through compute-sanitizer's gate (pipeline_tools_gate): the
+ * search's final candidates, the best k side by side, then as many more as were
+ * rejected, until k pass, none is left or *stop is set. Each rejection is recorded
+ * as an evaluation of generation gen - 1, counted in *rejected and, with told,
+ * told; the verified elite is stored as generation gen. 0, 1 when *stop ended it
+ * (nothing stored), -1.
+ */
+struct evaluation;
+int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p,
+                    const struct search *s, size_t k, const volatile sig_atomic_t *stop,
+                    void (*told)(void *ctx, const struct evaluation *ev), void *ctx,
+                    size_t *checked, size_t *rejected);
 
 #endif
