@@ -98,10 +98,8 @@ int cmd_cache(int argc, char **argv, const struct globals *g)
 	}
 	if (optind < argc)
 		action = argv[optind++];
-	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		return cmd_usage(g, EX_USAGE);
-	}
+	if (optind < argc)
+		return cmd_extra_arg(g, argv[optind]);
 	if (strcmp(action, "show") && strcmp(action, "prune") && strcmp(action, "clear")) {
 		error("unknown cache action '%s' (show, prune, clear)", action);
 		return cmd_usage(g, EX_USAGE);

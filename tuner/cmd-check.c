@@ -211,10 +211,8 @@ int cmd_check(int argc, char **argv, const struct globals *g)
 			return cmd_usage(g, EX_USAGE);
 		}
 	}
-	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		return cmd_usage(g, EX_USAGE);
-	}
+	if (optind < argc)
+		return cmd_extra_arg(g, argv[optind]);
 	if ((c = cmd_load_config(g, &cfg)) != 0)
 		return c;
 	space_baseline(&cfg.fam, &va);

@@ -128,10 +128,8 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 			return cmd_usage(g, EX_USAGE);
 		}
 	}
-	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		return cmd_usage(g, EX_USAGE);
-	}
+	if (optind < argc)
+		return cmd_extra_arg(g, argv[optind]);
 	if (per_shape && format != FORMAT_HEADER) {
 		error("--per-shape applies to --format header only");
 		return cmd_usage(g, EX_USAGE);

@@ -392,10 +392,8 @@ int cmd_show(int argc, char **argv, const struct globals *g)
 	}
 	if (optind < argc)
 		variant = argv[optind++];
-	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		return cmd_usage(g, EX_USAGE);
-	}
+	if (optind < argc)
+		return cmd_extra_arg(g, argv[optind]);
 	if (variant && run) {
 		error("give a variant or --run, not both");
 		return cmd_usage(g, EX_USAGE);

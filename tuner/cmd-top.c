@@ -143,10 +143,8 @@ int cmd_top(int argc, char **argv, const struct globals *g)
 			return cmd_usage(g, EX_USAGE);
 		}
 	}
-	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		return cmd_usage(g, EX_USAGE);
-	}
+	if (optind < argc)
+		return cmd_extra_arg(g, argv[optind]);
 
 	if ((rc = cmd_open_db(g, &db)) != 0)
 		return rc;

@@ -86,6 +86,12 @@ int cmd_usage(const struct globals *g, int status)
 	return status;
 }
 
+int cmd_extra_arg(const struct globals *g, const char *arg)
+{
+	error("unexpected argument '%s'", arg);
+	return cmd_usage(g, EX_USAGE);
+}
+
 /* ------------------------------------------------------ where things are */
 
 static int is_dir(const char *path)

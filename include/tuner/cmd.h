@@ -83,6 +83,8 @@ int cmd_setup(struct globals *g, char ***owned, size_t *nowned);
  * usage error (returns EX_USAGE).
  */
 int cmd_usage(const struct globals *g, int status);
+/* An argument the command takes none of: said, then the usage; EX_USAGE. */
+int cmd_extra_arg(const struct globals *g, const char *arg);
 
 /*
  * The database as g->cmd's flags ask: READ_DB an existing file, read-only
