@@ -684,7 +684,7 @@ static int open_device(struct run_cmd *rs)
 	return 0;
 }
 
-/* The elite as the search holds it, best first, stored for this generation. */
+/* The elite as the search holds it, in report order, stored for this generation. */
 static int store_elite(struct run_cmd *rs, struct search *s, int gen)
 {
 	const struct member *el[64];
@@ -692,6 +692,7 @@ static int store_elite(struct run_cmd *rs, struct search *s, int gen)
 	double fit[64];
 	size_t n = search_elite(s, el, ARRAY_SIZE(el)), i;
 
+	evolve_report_order(el, n, search_margin(s));
 	for (i = 0; i < n; i++) {
 		ids[i] = el[i]->id;
 		fit[i] = el[i]->fitness;

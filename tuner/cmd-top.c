@@ -62,6 +62,16 @@ static void print_timings(const struct ranking *r, const struct export_timing *t
 	}
 }
 
+/*
+ * Whether b, ranked below a in the elite, is not told apart from it: the
+ * intervals overlap, or the run listed b below a faster measurement (the
+ * elite's report order, evolve_report_order, with the run's margin).
+ */
+static int tied(const struct export_entry *a, const struct export_entry *b)
+{
+	return a->elite && (b->fitness > a->fitness || !(a->fitness_lo > b->fitness_hi));
+}
+
 static void print_table(const struct ranking *r, size_t k)
 {
 	size_t i;
@@ -85,6 +95,10 @@ static void print_table(const struct ranking *r, size_t k)
 		print_interval(0, 3, e->fitness_lo, e->fitness_hi);
 		printf("  variant %lld (%.12s)%s\n", e->variant_id, e->hash,
 		       e->elite ? "" : ", correct, not in the elite");
+		if (i && e->elite && tied(&r->v[i - 1], e))
+			printf("        within noise of rank %d: tied members are listed by "
+			       "parameters\n",
+			       e->rank - 1);
 		printf("        %s\n", e->params);
 		print_timings(r, e->t);
 	}

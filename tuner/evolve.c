@@ -810,6 +810,35 @@ size_t search_final_candidates(const struct search *s, const struct member **out
 	return n;
 }
 
+double search_margin(const struct search *s)
+{
+	return s->margin;
+}
+
+int evolve_within_noise(const struct member *a, const struct member *b, double margin)
+{
+	return !(a->fitness >= b->fitness * (1 + margin) && a->fitness_lo > b->fitness_hi);
+}
+
+static int member_ptr_variant_cmp(const void *a, const void *b)
+{
+	const struct member *const *x = a, *const *y = b;
+
+	return variant_cmp(&(*x)->va, &(*y)->va);
+}
+
+void evolve_report_order(const struct member **m, size_t n, double margin)
+{
+	size_t i = 1, j;
+
+	while (i < n) {
+		for (j = i; j + 1 < n && evolve_within_noise(m[j], m[j + 1], margin); j++)
+			;
+		qsort(m + i, j - i + 1, sizeof(*m), member_ptr_variant_cmp);
+		i = j + 1;
+	}
+}
+
 /* ---------------------------------------------------------------- racing */
 
 double search_race_bar(const struct search *s)

@@ -489,6 +489,7 @@ static int store_elite(struct run *r, double *best)
 	double fit[ELITE_MAX];
 	size_t n = search_elite(r->s, el, ARRAY_SIZE(el)), i;
 
+	evolve_report_order(el, n, search_margin(r->s));
 	*best = NAN;
 	for (i = 0; i < n; i++) {
 		ids[i] = el[i]->id;
@@ -754,7 +755,7 @@ int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p
                     void (*told)(void *ctx, const struct evaluation *ev), void *ctx,
                     size_t *checked, size_t *rejected)
 {
-	const struct member *pool[POOL_MAX];
+	const struct member *pool[POOL_MAX], *keep[POOL_MAX];
 	size_t n = search_final_candidates(s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, i;
 	long long ids[POOL_MAX];
 	double fit[POOL_MAX];
@@ -795,8 +796,7 @@ int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p
 				                    evs[i].outcome, evs[i].reason);
 				continue;
 			}
-			ids[kept] = pool[next + i]->id;
-			fit[kept++] = pool[next + i]->fitness;
+			keep[kept++] = pool[next + i];
 		}
 		next += batch;
 	}
@@ -805,5 +805,10 @@ int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p
 		return -1;
 	if (stop && *stop)
 		return 1;
+	evolve_report_order(keep, kept, search_margin(s));
+	for (i = 0; i < kept; i++) {
+		ids[i] = keep[i]->id;
+		fit[i] = keep[i]->fitness;
+	}
 	return db_elite_store(db, run_id, gen, ids, fit, kept) < 0 ? -1 : 0;
 }

@@ -123,6 +123,22 @@ size_t search_elite(const struct search *s, const struct member **out, size_t ma
  */
 size_t search_final_candidates(const struct search *s, const struct member **out, size_t max);
 
+/*
+ * Put an elite, best first, in the order it is reported (stored ranks, top,
+ * export): the best measured stays first; below it, members the admission
+ * rule cannot tell apart (fitness within margin of the one above, or 95%
+ * intervals that overlap: evolve_within_noise) form runs that are listed
+ * by variant order, so that two runs that found the same members report
+ * them in the same order whatever the noise did to their fitness.
+ */
+void evolve_report_order(const struct member **m, size_t n, double margin);
+
+/* 1 if a (fitted at least as high as b) is not better than b beyond noise. */
+int evolve_within_noise(const struct member *a, const struct member *b, double margin);
+
+/* The search's margin, for evolve_report_order. */
+double search_margin(const struct search *s);
+
 void search_free(struct search *s);
 
 /*

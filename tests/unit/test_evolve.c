@@ -1125,6 +1125,70 @@ static void test_elite_ties_by_variant(void **state)
 	search_free(s2);
 }
 
+/*
+ * The report order: the best measured first; below it, members within noise
+ * of each other are listed by variant, so two runs whose noise swapped two
+ * close members report the same order; members apart beyond noise keep
+ * their fitness order.
+ */
+static int values_before(const struct variant *a, const struct variant *b)
+{
+	size_t i;
+
+	for (i = 0; i < TUNER_MAX_PARAMS && a->v[i] == b->v[i]; i++)
+		;
+	return i < TUNER_MAX_PARAMS && a->v[i] < b->v[i];
+}
+
+static void test_report_order_of_tied_members(void **state)
+{
+	struct member m[5], swapped[5];
+	const struct member *a[5], *b[5];
+	/* fitness: leader, two close ones (1%), one 10% below, one 11% below: a tie among them */
+	static const double fit[5] = {2.40, 2.30, 2.28, 2.05, 2.03};
+	int i;
+
+	(void)state;
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < 5; i++) {
+		point_at(400 - 60 * i,
+		         &m[i].va); /* variant order is the reverse of fitness order */
+		m[i].fitness = fit[i];
+		m[i].fitness_lo = fit[i] * 0.998;
+		m[i].fitness_hi = fit[i] * 1.002;
+		m[i].id = i + 1;
+		a[i] = &m[i];
+	}
+	memcpy(swapped, m, sizeof(m));
+	/* the second run measured the close pairs the other way round */
+	swapped[1].fitness = 2.27;
+	swapped[2].fitness = 2.29;
+	swapped[3].fitness = 2.02;
+	swapped[4].fitness = 2.04;
+	b[0] = &swapped[0];
+	b[1] = &swapped[2];
+	b[2] = &swapped[1];
+	b[3] = &swapped[4];
+	b[4] = &swapped[3];
+	evolve_report_order(a, 5, 0.03);
+	evolve_report_order(b, 5, 0.03);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(a[i]->id, b[i]->id);
+	assert_int_equal(a[0]->id, 1);                    /* the best measured stays first */
+	assert_true(values_before(&a[1]->va, &a[2]->va)); /* a tie: by variant */
+	assert_true(a[2]->fitness > a[3]->fitness);       /* beyond noise: by fitness */
+	assert_true(values_before(&a[3]->va, &a[4]->va));
+
+	/* a margin of zero and disjoint intervals: nothing is tied, fitness order stays */
+	for (i = 0; i < 5; i++)
+		a[i] = &m[i];
+	evolve_report_order(a, 5, 0);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(a[i]->id, i + 1);
+	assert_true(evolve_within_noise(&m[1], &m[2], 0.03));
+	assert_false(evolve_within_noise(&m[0], &m[1], 0.03));
+}
+
 /* ----------------------------------------------------------- interface */
 
 static char captured[512];
@@ -1176,6 +1240,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_observe_keeps_elite, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_final_candidates_follow_the_rule, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_elite_ties_by_variant, setup, teardown),
+	    cmocka_unit_test(test_report_order_of_tied_members),
 	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
 	    cmocka_unit_test(test_origin_names),
 	};
