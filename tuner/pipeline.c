@@ -1016,33 +1016,42 @@ static int task_tools(const struct pipeline *p, struct gpu_task *t, int device)
 }
 
 /*
- * Whether t, timed on some of the suite's shapes so far, can still reach the
- * race's bar: each measured shape at its most favourable (baseline's upper
- * bound over the fastest sample), each shape not yet measured at its cap (a
- * margin over the best speedup seen on it); 1 when even that falls short.
+ * The best fitness a candidate can still reach, given for each shape the
+ * fastest it was seen to run there (NAN: not measured yet): each measured
+ * shape at its most favourable (baseline's upper bound over that time), each
+ * shape not yet measured at its cap (a margin over the best speedup seen on
+ * it). The candidate is raced out when this falls short of the race's bar.
  */
-static int raced_out(const struct pipeline *p, const struct gpu_task *t, const int *timed,
-                     double *bound)
+static double race_bound(const struct pipeline *p, const double *lo)
 {
 	const struct race *rc = &p->race;
 	double sp[TUNER_MAX_SHAPES];
 	size_t s, n = p->cfg->nshapes;
 
-	if (!rc->bar)
+	for (s = 0; s < n; s++)
+		sp[s] = isnan(lo[s]) ? rc->cap[s] : rc->base_hi[s] / lo[s];
+	return measure_geomean(sp, n);
+}
+
+/* Whether t, timed on some of the suite's shapes so far, can still reach the race's bar. */
+static int raced_out(const struct pipeline *p, const struct gpu_task *t, const int *timed,
+                     double *bound)
+{
+	double lo[TUNER_MAX_SHAPES];
+	size_t s, n = p->cfg->nshapes;
+
+	if (!p->race.bar)
 		return 0;
 	for (s = 0; s < n; s++) {
-		double lo;
-
 		if (timed[s])
-			lo = fastest(t->res[s].samples_us, t->res[s].nsamples);
+			lo[s] = fastest(t->res[s].samples_us, t->res[s].nsamples);
 		else if (!t->missing[s])
-			lo = t->known[s].ci_lo_us;
+			lo[s] = t->known[s].ci_lo_us;
 		else
-			lo = NAN;
-		sp[s] = isnan(lo) ? rc->cap[s] : rc->base_hi[s] / lo;
+			lo[s] = NAN;
 	}
-	*bound = measure_geomean(sp, n);
-	return *bound < rc->bar;
+	*bound = race_bound(p, lo);
+	return *bound < p->race.bar;
 }
 
 static int task_run(const struct pipeline *p, struct gpu_task *t, struct worker *w)
@@ -1278,6 +1287,81 @@ static int replay_store(struct pipeline *p, struct evaluation *ev, size_t s,
 	return 0;
 }
 
+/* The fastest a recorded shape ran: its fastest sample, or its interval's low end. */
+static double recorded_fastest(const struct db_measured *m)
+{
+	return m->nsamples ? fastest(m->samples, m->nsamples) : m->ci_lo_us;
+}
+
+/*
+ * The shapes of one candidate from the recording, as a live run would have
+ * them: when every shape is correct (a live run checks them all before it
+ * times any), timed cheapest first and raced out as task_run does. The race
+ * is decided on the recording's values alone, so that it is the same whether
+ * or not this database already holds some of the shapes (another run's, which
+ * are copies of the same recording); those it holds are answered from it, the
+ * rest copied in. 0, or -1 on a database error.
+ */
+static int replay_shapes(struct pipeline *p, struct evaluation *ev,
+                         const struct db_recorded_key *key)
+{
+	struct db_measured rec[TUNER_MAX_SHAPES], own[TUNER_MAX_SHAPES];
+	double lo[TUNER_MAX_SHAPES], bound;
+	int have_rec[TUNER_MAX_SHAPES] = {0}, have_own[TUNER_MAX_SHAPES] = {0}, all_ok = 1, r = 0;
+	size_t s, k, n = p->cfg->nshapes;
+
+	memset(rec, 0, sizeof(rec));
+	memset(own, 0, sizeof(own));
+	for (s = 0; s < n; s++)
+		lo[s] = NAN;
+	for (s = 0; s < n && r >= 0; s++) {
+		const struct db_measured *m;
+
+		r = db_measure_lookup(p->db, ev->variant_id, p->device, p->shape_dims[s], &own[s]);
+		if (r < 0)
+			break;
+		have_own[s] = r;
+		r = db_measure_lookup_params(p->replay, key, p->device, p->shape_dims[s], &rec[s]);
+		if (r < 0)
+			break;
+		have_rec[s] = r;
+		if (!have_own[s] && !have_rec[s]) {
+			set_reason(ev, REJECT_UNMEASURED, GATE_CORRECT,
+			           "shape '%s': not measured in the recording '%s'",
+			           p->cfg->shapes[s].name, p->replay_path);
+			all_ok = 0;
+			break;
+		}
+		m = have_rec[s] ? &rec[s] : &own[s];
+		all_ok &= m->outcome == VARIANT_OK && !isnan(m->median_us);
+	}
+	for (k = 0; k < n && r >= 0 && ev->outcome == VARIANT_OK; k++) {
+		s = all_ok ? p->race.order[k] : k;
+		if (all_ok && p->race.bar && (bound = race_bound(p, lo)) < p->race.bar) {
+			set_reason(ev, REJECT_SLOWER, GATE_RACE,
+			           "raced out before shape '%s': at best x%.3f, the bar is x%.3f "
+			           "(replayed)",
+			           p->shape[s]->name, bound, p->race.bar);
+			break;
+		}
+		if (have_own[s]) {
+			p->st.shapes_reused++;
+			apply_measured(ev, s, &own[s]);
+		} else {
+			ev->remeasured++;
+			r = replay_store(p, ev, s, &rec[s]);
+		}
+		lo[s] = recorded_fastest(have_rec[s] ? &rec[s] : &own[s]);
+	}
+	for (s = 0; s < n; s++) {
+		if (have_rec[s])
+			db_measured_release(&rec[s]);
+		if (have_own[s])
+			db_measured_release(&own[s]);
+	}
+	return r < 0 ? -1 : 0;
+}
+
 /*
  * Answer one candidate from the recording, which knows it by its template
  * hash, arch and params (never by the variant hash: that covers the compile
@@ -1289,7 +1373,6 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 	struct db_recorded_key key;
 	struct db_gate_found g;
 	char *params = space_format(&p->cfg->fam, &ev->va);
-	size_t s;
 	int r, gi;
 
 	key.template_hash = p->cfg->fam.source_hash;
@@ -1311,34 +1394,10 @@ static int replay_eval(struct pipeline *p, struct evaluation *ev)
 	}
 	if (db_begin(p->db) < 0)
 		goto fail;
-	for (s = 0; s < p->cfg->nshapes && ev->outcome == VARIANT_OK; s++) {
-		struct db_measured m;
-
-		r = db_measure_lookup(p->db, ev->variant_id, p->device, p->shape_dims[s], &m);
-		if (r == 1) {
-			p->st.shapes_reused++;
-			apply_measured(ev, s, &m);
-			db_measured_release(&m);
-			continue;
-		}
-		if (r == 0)
-			r = db_measure_lookup_params(p->replay, &key, p->device, p->shape_dims[s],
-			                             &m);
-		if (r == 0) {
-			set_reason(ev, REJECT_UNMEASURED, GATE_CORRECT,
-			           "shape '%s': not measured in the recording '%s'",
-			           p->cfg->shapes[s].name, p->replay_path);
-			break;
-		}
-		if (r == 1) {
-			ev->remeasured++;
-			r = replay_store(p, ev, s, &m);
-			db_measured_release(&m);
-		}
-		if (r < 0) {
-			db_rollback(p->db);
-			goto fail;
-		}
+	r = replay_shapes(p, ev, &key);
+	if (r < 0) {
+		db_rollback(p->db);
+		goto fail;
 	}
 	free(params);
 	params = NULL;
@@ -1919,8 +1978,8 @@ static int stage_verdict(struct pipeline *p, struct gpu_stage *g, int generation
                          struct evaluation *ev)
 {
 	ev->timed = ev->outcome == VARIANT_OK && (p->nworkers || p->replay);
-	if (ev->outcome != VARIANT_OK && (p->nworkers || p->replay) && !ev->remeasured &&
-	    ev->outcome != REJECT_UNMEASURED) {
+	if (ev->outcome != VARIANT_OK && (p->nworkers || p->replay) &&
+	    (!ev->remeasured || ev->gate == GATE_RACE) && ev->outcome != REJECT_UNMEASURED) {
 		/* the GPU's verdict is a gate row too, so 'show' can explain it */
 		if (db_gate_record(p->db, p->run_id, ev->variant_id, gate_name(ev->gate), NULL,
 		                   ev->outcome, ev->reason) < 0)
