@@ -94,8 +94,8 @@ log "compile (NVRTC)"
 grep -H "Used\|spill stores\|C75" "$OUT"/cubin/*.log | sed 's|.*/||' | sort
 
 log "SASS: instruction counts (HGMMA wgmma, UTMALDG/UTMASTG TMA, SYNCS mbarrier, MUFU.EX2 SFU)"
-for c in d64_bn128_c3_s4_pp1_ov1_ep0_o1 d64_bn128_c3_s4_pp1_ov1_ep3_o1 d64_bn128_c1_s2_pp0_ov1_ep2_o2 \
-	d128_bn176_c2_s2_pp1_ov1_ep0_o1; do
+for c in d64_bn128_c3_s4_pp1_ov1_ep0_o1 d64_bn128_c3_s4_pp1_ov1_ep3_o1 \
+	d64_bn128_c1_s2_pp0_ov1_ep2_o2 d128_bn176_c2_s2_pp1_ov1_ep0_o1; do
 	cuobjdump -sass "$OUT/cubin/$c.cubin" >"$OUT/cubin/$c.sass" 2>&1
 	printf '%s:' "$c"
 	for op in HGMMA UTMALDG UTMASTG SYNCS MUFU.EX2 USETMAXREG LDL STL; do

@@ -15,10 +15,11 @@
  * tiles of BLOCK_N keys into a STAGES-deep ring. K and V of a stage are released apart (K
  * once the S GEMM that reads it has completed, V once P V has), and with OVERLAP the
  * producer loads K of tile j + 1 before V of tile j, the order the consumers use them, so a
- * K tile is refilled a whole P V GEMM earlier than a shared release allows. Warpgroups 1..CONSUMERS
- * are consumers, each owning 64 query rows: S = Q K^T by wgmma from shared memory (Q and K
- * both K-major), online softmax in registers, O += P V by wgmma with P from registers (the
- * accumulator layout of S is the A-fragment layout of P) and V from shared memory N-major.
+ * K tile is refilled a whole P V GEMM earlier than a shared release allows. Warpgroups
+ * 1..CONSUMERS are consumers, each owning 64 query rows: S = Q K^T by wgmma from shared
+ * memory (Q and K both K-major), online softmax in registers, O += P V by wgmma with P from
+ * registers (the accumulator layout of S is the A-fragment layout of P) and V from shared
+ * memory N-major.
  *
  * Overlap, as tunables:
  *  - OVERLAP=1 (intra-warpgroup): the S GEMM of tile j and the P V GEMM of tile j - 1 are
