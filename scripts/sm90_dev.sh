@@ -7,8 +7,11 @@
 #
 #   scripts/sm90_dev.sh            # results under $OUT (default build/sm90_dev)
 #   QUICK=1 scripts/sm90_dev.sh    # correctness only, no timing
-#   MORE_CONFIGS="64 128 1 3 0 0
+#   MORE_CONFIGS="64 128 1 3 0 0 2 2
 #   128 128 2 3 1 1" scripts/sm90_dev.sh   # also these (e.g. a tuner sweep's per-shape winners)
+#
+# A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP [EXP_POLY OCCUPANCY]; the last
+# two default to 0 and 1 (the kernel before they existed).
 set -u
 cd "$(dirname "$0")/.."
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -22,41 +25,65 @@ cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrt
 nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
 	-o build/sm90_dev || exit 1
 
-# D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP
+# D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP EXP_POLY OCCUPANCY
+# What each group asks (reports/sm90-h100.md has the numbers before this batch):
+#  - the previous per-shape winners and corners, EXP_POLY 0: K and V now released apart;
+#  - the D=64 winners with EXP_POLY 2 and 3 (a quarter or 3/8 of the exp2 off the SFU);
+#  - one consumer, two blocks per SM (OCCUPANCY 2): small grids and S = 1024;
+#  - D=128 with two stages and wide K/V tiles (176, 192), which the early K release feeds.
 CONFIGS="
-64 64 1 2 0 0
-64 128 1 2 0 1
-64 128 2 4 1 1
-64 128 3 4 1 1
-64 128 3 2 0 0
-64 192 2 3 1 1
-64 176 2 3 0 1
-128 64 1 2 0 0
-128 128 1 2 0 1
-128 128 2 2 1 1
-128 128 2 2 0 1
-128 128 2 2 1 0
-128 128 2 2 0 0
-128 176 2 2 1 1
-128 96 2 3 1 1
-128 64 3 3 1 1
+64 64 1 2 0 0 0 1
+64 128 1 3 0 0 0 1
+64 128 2 4 1 1 0 1
+64 128 3 4 1 1 0 1
+64 128 3 4 1 1 2 1
+64 128 3 4 1 1 3 1
+64 128 2 4 1 1 2 1
+64 128 2 4 1 1 3 1
+64 192 2 3 1 1 2 1
+64 96 3 4 1 1 2 1
+64 128 1 2 0 1 0 2
+64 128 1 3 0 1 0 2
+64 128 1 3 0 0 0 2
+64 128 1 2 0 1 2 2
+64 128 1 3 0 1 3 2
+64 64 1 4 0 1 2 2
+128 64 1 2 0 0 0 1
+128 128 2 3 1 1 0 1
+128 128 2 2 1 1 0 1
+128 128 2 3 1 1 2 1
+128 176 2 2 1 1 0 1
+128 176 2 2 1 1 2 1
+128 192 2 2 1 1 0 1
+128 192 2 2 1 1 3 1
+128 64 3 3 1 1 2 1
+128 64 1 2 0 1 2 2
 ${MORE_CONFIGS:-}
 "
-SANITIZE="64 128 3 4 1 1
-128 128 2 2 1 1"
+SANITIZE="64 128 3 4 1 1 3 1
+64 128 1 2 0 1 2 2
+128 176 2 2 1 1 2 1"
 
-smem() { echo $((1024 + (64 * $3 + 2 * $4 * $2) * $1 * 2 + 8 * (1 + 3 * $4))); }
-name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6${7:-}"; }
+# A configuration line with EXP_POLY and OCCUPANCY filled in (0 and 1 when left out).
+# Duplicates (a MORE_CONFIGS line already listed) are dropped: two builds would share a file.
+full() {
+	awk 'NF == 6 { $7 = 0; $8 = 1 } NF >= 8 { print $1, $2, $3, $4, $5, $6, $7, $8 }' |
+		awk '!seen[$0]++'
+}
+smem() { echo $((1024 + (64 * $3 + 2 * $4 * $2) * $1 * 2 + 8 * (1 + 4 * $4))); }
+name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_ep$7_o$8${9:-}"; }
 
-build() { # D BN C ST PP OV [san]
+build() { # D BN C ST PP OV EP OCC [san]
 	local n; n=$(name "$@")
 	build/nvrtc_compile -o "$OUT/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
 		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
 		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
-		-DSHAPE_D="$1" -DTUNER_SMEM_BYTES="$(smem "$@")" ${7:+-DTUNER_SANITIZE} \
-		>"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
+		-DEXP_POLY="$7" -DOCCUPANCY="$8" -DSHAPE_D="$1" -DTUNER_SMEM_BYTES="$(smem "$@")" \
+		${9:+-DTUNER_SANITIZE} >"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
 }
 export -f build smem name
+CONFIGS=$(echo "$CONFIGS" | full)
+SANITIZE=$(echo "$SANITIZE" | full)
 export OUT
 
 log "compile (NVRTC)"
@@ -66,11 +93,12 @@ log "compile (NVRTC)"
 } | xargs -P 8 -L 1 bash -c 'build "$@"' _
 grep -H "Used\|spill stores\|C75" "$OUT"/cubin/*.log | sed 's|.*/||' | sort
 
-log "SASS: instruction counts (HGMMA wgmma, UTMALDG/UTMASTG TMA, SYNCS mbarrier)"
-for c in d64_bn128_c3_s4_pp1_ov1 d128_bn128_c2_s2_pp1_ov1; do
+log "SASS: instruction counts (HGMMA wgmma, UTMALDG/UTMASTG TMA, SYNCS mbarrier, MUFU.EX2 SFU)"
+for c in d64_bn128_c3_s4_pp1_ov1_ep0_o1 d64_bn128_c3_s4_pp1_ov1_ep3_o1 \
+	d64_bn128_c1_s2_pp0_ov1_ep2_o2 d128_bn176_c2_s2_pp1_ov1_ep0_o1; do
 	cuobjdump -sass "$OUT/cubin/$c.cubin" >"$OUT/cubin/$c.sass" 2>&1
 	printf '%s:' "$c"
-	for op in HGMMA UTMALDG UTMASTG SYNCS LDL STL; do
+	for op in HGMMA UTMALDG UTMASTG SYNCS MUFU.EX2 USETMAXREG LDL STL; do
 		printf ' %s=%s' "$op" "$(grep -c "$op" "$OUT/cubin/$c.sass")"
 	done
 	echo
@@ -81,11 +109,11 @@ CHECK128="1,1,1,128 1,2,100,128 2,3,333,128 1,8,512,128 2,4,1000,128 1,1,4097,12
 TIME64="1,8,512,64 2,8,2048,64 16,16,1024,64 8,16,2048,64 8,16,4096,64"
 TIME128="4,16,4096,128 4,32,2048,128"
 
-run() { # D BN C ST PP OV [san]
+run() { # D BN C ST PP OV EP OCC [san]
 	local n c s; n=$(name "$@"); c="$OUT/cubin/$n.cubin"
 	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
 	s=$(smem "$@")
-	if [ $# -ge 7 ]; then
+	if [ $# -ge 9 ]; then
 		timeout 120 build/sm90_dev --sanitize "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128) 1,16,2048,"$1"
 	elif [ -n "${QUICK:-}" ]; then
 		timeout 120 build/sm90_dev "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
@@ -104,7 +132,8 @@ echo "$SANITIZE" | while read -r cfg; do run $cfg _san; done 2>&1 | tee -a "$OUT
 log "planted fault (V ring off its swizzle atoms): the sanitize build must report it"
 build/nvrtc_compile -o "$OUT/cubin/plant.cubin" kernels/templates/flash_fwd_sm90.cu \
 	--gpu-architecture=sm_90a -std=c++17 -I kernels/include -DBLOCK_N=128 -DCONSUMERS=2 \
-	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DSHAPE_D=128 -DTUNER_SMEM_BYTES="$(smem 128 128 2 2)" \
+	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DEXP_POLY=0 -DOCCUPANCY=1 -DSHAPE_D=128 \
+	-DTUNER_SMEM_BYTES="$(smem 128 128 2 2)" \
 	-DTUNER_SANITIZE -DTUNER_PLANT_MISALIGN >"$OUT/cubin/plant.log" 2>&1
 if timeout 60 build/sm90_dev --sanitize "$OUT/cubin/plant.cubin" 128 2 "$(smem 128 128 2 2)" \
 	1,2,300,128 | tee -a "$OUT/results.txt" | grep -q "FAIL.*sanitize [1-9]"; then

@@ -2,19 +2,24 @@
  * FlashAttention-3-style forward pass for Hopper (sm_90a): fp16 in and out, fp32
  * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
  *
- * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, SHAPE_D (64 or 128),
- * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
+ * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, EXP_POLY, OCCUPANCY, SHAPE_D (64 or
+ * 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
  * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
  * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
  *
  * One block computes CONSUMERS * 64 query rows of one (batch, head); grid
- * (ceil_div(S, 64 * CONSUMERS), H, B), (CONSUMERS + 1) * 128 threads, one block per SM.
- * Warpgroup 0 is the producer: it gives registers back (setmaxnreg) and one thread issues
- * every TMA copy: the Q tiles once, then K and V tiles of BLOCK_N keys into a STAGES-deep
- * ring, each stage refilled when all consumers have released it. Warpgroups 1..CONSUMERS
- * are consumers, each owning 64 query rows: S = Q K^T by wgmma from shared memory (Q and K
- * both K-major), online softmax in registers, O += P V by wgmma with P from registers (the
- * accumulator layout of S is the A-fragment layout of P) and V from shared memory N-major.
+ * (ceil_div(S, 64 * CONSUMERS), H, B), (CONSUMERS + 1) * 128 threads, OCCUPANCY blocks per SM
+ * (2 only with one consumer: its registers and shared memory halved, two blocks' warpgroups
+ * interleave on the SM as pingpong would). Warpgroup 0 is the producer: it gives registers
+ * back (setmaxnreg) and one thread issues every TMA copy: the Q tiles once, then K and V
+ * tiles of BLOCK_N keys into a STAGES-deep ring. K and V of a stage are released apart (K
+ * once the S GEMM that reads it has completed, V once P V has), and with OVERLAP the
+ * producer loads K of tile j + 1 before V of tile j, the order the consumers use them, so a
+ * K tile is refilled a whole P V GEMM earlier than a shared release allows. Warpgroups
+ * 1..CONSUMERS are consumers, each owning 64 query rows: S = Q K^T by wgmma from shared
+ * memory (Q and K both K-major), online softmax in registers, O += P V by wgmma with P from
+ * registers (the accumulator layout of S is the A-fragment layout of P) and V from shared
+ * memory N-major.
  *
  * Overlap, as tunables:
  *  - OVERLAP=1 (intra-warpgroup): the S GEMM of tile j and the P V GEMM of tile j - 1 are
@@ -23,6 +28,11 @@
  *  - PINGPONG=1 (inter-warpgroup, CONSUMERS >= 2): the consumers take turns to issue their
  *    GEMMs (named barriers 1..CONSUMERS, round robin), so that one warpgroup's softmax runs
  *    while another's GEMMs do.
+ *  - EXP_POLY: of every 8 column blocks of 8 keys, EXP_POLY take their exponentials by a
+ *    cubic polynomial on the FMA pipe (Cody-Waite: 2^x = 2^round(x) * p(x - round(x)), the
+ *    integer part added into the exponent bits; relative error 7.5e-5, under half an fp16 ulp)
+ *    instead of the SFU's ex2, whose 16 results per clock per SM rival the tensor cores at
+ *    D = 64 (a 128 x 128 tile: 1024 clocks of ex2 against 1024 of wgmma at peak).
  *
  * Tensor maps (made by the host, passed as __grid_constant__ parameters): Q, K, V and O as
  * 3-D tensors [D, S, B * H] (innermost first), 128-byte swizzle, boxes of 64 columns (one
@@ -33,7 +43,8 @@
  *   Q tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      at 0 (reused to stage O)
  *   K ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after Q
  *   V ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after K
- *   barriers full_q, full_k[STAGES], full_v[STAGES], empty[STAGES] (8 bytes each)
+ *   barriers full_q, full_k[STAGES], full_v[STAGES], empty_k[STAGES], empty_v[STAGES]
+ *            (8 bytes each)
  * Inside a chunk, 16-byte column group g of row r is stored at group g ^ (r % 8) (what TMA's
  * 128-byte swizzle writes and the wgmma descriptors' swizzle mode 1 reads).
  */
@@ -42,7 +53,8 @@
 #include "tuner_sm90.cuh"
 
 #if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
-    !defined(OVERLAP) || !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
+    !defined(OVERLAP) || !defined(EXP_POLY) || !defined(OCCUPANCY) || !defined(SHAPE_D) ||         \
+    !defined(TUNER_SMEM_BYTES)
 #error "flash_fwd_sm90.cu needs the tuner's preamble (the params, SHAPE_D, TUNER_SMEM_BYTES)"
 #endif
 
@@ -68,10 +80,17 @@ enum : int {
 	kVOff = kKOff + STAGES * kKVTile,
 #endif
 	kBarOff = kVOff + STAGES * kKVTile,
-	kSmemBytes = 1024 + kBarOff + 8 * (1 + 3 * STAGES),
-	/* Registers after setmaxnreg: 128 * (producer + CONSUMERS * consumer) <= 65536. */
+	kSmemBytes = 1024 + kBarOff + 8 * (1 + 4 * STAGES),
+	/*
+	 * Registers after setmaxnreg: 128 * (producer + CONSUMERS * consumer) <= 65536 /
+	 * OCCUPANCY, what __launch_bounds__ gives the block at entry. One consumer alone on
+	 * the SM keeps the entry's 255 and reallocates nothing.
+	 */
+	kRealloc = CONSUMERS > 1 || OCCUPANCY > 1,
 	kProducerRegs = CONSUMERS == 3 ? 32 : 24,
-	kConsumerRegs = CONSUMERS == 3 ? 160 : 240,
+	kConsumerRegs = CONSUMERS == 3   ? 160
+	                : OCCUPANCY == 2 ? 232
+	                                 : 240,
 	kSchedBar = 1, /* named barriers kSchedBar + c: consumer c may issue its GEMMs */
 	kEpiBar = 4,   /* named barriers kEpiBar + c: consumer c's O tile is staged */
 };
@@ -82,6 +101,11 @@ static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256,
               "BLOCK_N is a wgmma N (<= 256) and the k of P V (a multiple of 16)");
 static_assert(STAGES >= 2, "the S GEMM of tile j waits for K while P V of tile j - 1 holds V");
 static_assert(!PINGPONG || CONSUMERS >= 2, "pingpong needs two consumer warpgroups or more");
+static_assert(EXP_POLY >= 0 && EXP_POLY <= 8, "EXP_POLY counts column blocks out of 8");
+static_assert(OCCUPANCY == 1 || (OCCUPANCY == 2 && CONSUMERS == 1),
+              "two blocks per SM only with one consumer warpgroup");
+static_assert(128 * (kProducerRegs + CONSUMERS * kConsumerRegs) <= 65536 / OCCUPANCY,
+              "setmaxnreg asks for more registers than the block has");
 static_assert(kKVTile % 1024 == 0 && kQTile % 1024 == 0, "tiles must keep 1024-byte atoms");
 static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
               "the kernel's shared-memory layout exceeds TUNER_SMEM_BYTES: the sidecar's "
@@ -90,6 +114,30 @@ static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
 __device__ __forceinline__ float neg_inf(void)
 {
 	return __int_as_float(0xff800000);
+}
+
+/*
+ * 2^x for x <= 0 (or a rounding above) on the FMA and integer pipes: round x to j by the
+ * 1.5 * 2^23 shifter, a cubic on f = x - j in [-0.5, 0.5] (a minimax fit of 2^f, relative
+ * error 7.5e-5), and j added to the exponent field. x is clamped to -125 first (-inf of a
+ * masked key too), so the result stays a normal float, 2^-125 or more: a masked key adds
+ * 2.4e-38 to its row's sum, and 0 once P is rounded to fp16.
+ */
+__device__ __forceinline__ float exp2_poly(float x)
+{
+	x = fmaxf(x, -125.0f);
+	const float t = x + 12582912.0f;
+	const float f = x - (t - 12582912.0f);
+	const float p = fmaf(fmaf(fmaf(5.517162383e-02f, f, 2.426111251e-01f), f, 6.932609677e-01f),
+	                     f, 9.999280572e-01f);
+
+	return __uint_as_float(__float_as_uint(p) + (__float_as_uint(t) << 23));
+}
+
+/* 2^x for the scores of column block j: EXP_POLY of every 8 blocks by the polynomial. */
+__device__ __forceinline__ float exp2_block(float x, int j)
+{
+	return j % 8 < EXP_POLY ? exp2_poly(x) : tuner_exp2(x);
 }
 
 /* ---------------------------------------------------------------- producer */
@@ -198,8 +246,8 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 		float acc = 0.0f;
 #pragma unroll
 		for (int j = 0; j < BLOCK_N / 8; j++) {
-			const float e0 = tuner_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -mc));
-			const float e1 = tuner_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -mc));
+			const float e0 = exp2_block(fmaf(s[4 * j + 2 * r], scale_log2, -mc), j);
+			const float e1 = exp2_block(fmaf(s[4 * j + 2 * r + 1], scale_log2, -mc), j);
 
 			s[4 * j + 2 * r] = e0;
 			s[4 * j + 2 * r + 1] = e1;
@@ -248,7 +296,7 @@ __device__ __forceinline__ void turn_pass(int cw, bool last)
 
 } /* namespace */
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1)
+extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
     flash_fwd_sm90(const __grid_constant__ tuner_tensormap Qmap,
                    const __grid_constant__ tuner_tensormap Kmap,
                    const __grid_constant__ tuner_tensormap Vmap,
@@ -264,17 +312,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 	const int ntiles = (S + BLOCK_N - 1) / BLOCK_N;
 	(void)B;
 
-/* Barrier addresses: full_k[s], full_v[s] (TMA landed), empty[s] (all consumers done). */
-#define FULL_K(s) (bar_q + 8 + 8 * (s))
-#define FULL_V(s) (bar_q + 8 + 8 * (STAGES + (s)))
-#define EMPTY(s)  (bar_q + 8 + 8 * (2 * STAGES + (s)))
+/* Barriers: full_k[s], full_v[s] (TMA landed), empty_k[s], empty_v[s] (all consumers done). */
+#define FULL_K(s)  (bar_q + 8 + 8 * (s))
+#define FULL_V(s)  (bar_q + 8 + 8 * (STAGES + (s)))
+#define EMPTY_K(s) (bar_q + 8 + 8 * (2 * STAGES + (s)))
+#define EMPTY_V(s) (bar_q + 8 + 8 * (3 * STAGES + (s)))
 
 	if (threadIdx.x == 0) {
 		tuner_mbar_init(bar_q, 1);
 		for (int s = 0; s < STAGES; s++) {
 			tuner_mbar_init(FULL_K(s), 1);
 			tuner_mbar_init(FULL_V(s), 1);
-			tuner_mbar_init(EMPTY(s), CONSUMERS * 128);
+			tuner_mbar_init(EMPTY_K(s), CONSUMERS * 128);
+			tuner_mbar_init(EMPTY_V(s), CONSUMERS * 128);
 		}
 		tuner_mbar_init_fence();
 	}
@@ -282,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 
 	if (wg == 0) {
 		/* ------------------------------------------------------------ producer */
-		if (CONSUMERS > 1)
+		if (kRealloc)
 			tuner_setmaxnreg_dec<kProducerRegs>();
 		if (threadIdx.x == 0) {
 			/* Q of the consumers with a row < S; the others run on garbage. */
@@ -295,29 +345,42 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 					ok &= tuner_tma_check(
 					    base + kQOff + c * kQTile + k * kChunkQ, kChunkQ);
 			tuner_tma_arm(bar_q, live * kQTile, ok);
-			if (ok)
+			if (ok) {
 				for (int c = 0; c < live; c++)
 #pragma unroll
 					for (int k = 0; k < kChunks; k++)
 						tuner_tma_load_3d(
 						    base + kQOff + c * kQTile + k * kChunkQ, &Qmap,
 						    k * 64, m0 + 64 * c, bh, bar_q);
+			}
 
+			/*
+			 * K of tile j, then V of tile j - OVERLAP: the consumers' order of use. A
+			 * stage's first round passes its empty barrier at once (the phase before
+			 * phase 0).
+			 */
 #pragma unroll 1
-			for (int j = 0; j < ntiles; j++) {
-				const int s = j % STAGES;
+			for (int j = 0; j < ntiles + OVERLAP; j++) {
+				if (j < ntiles) {
+					const int s = j % STAGES;
 
-				/* The first round passes at once (the phase before phase 0). */
-				tuner_mbar_wait(EMPTY(s), ((j / STAGES) & 1) ^ 1);
-				load_kv(&Kmap, base + kKOff + s * kKVTile, FULL_K(s), j * BLOCK_N,
-				        bh);
-				load_kv(&Vmap, base + kVOff + s * kKVTile, FULL_V(s), j * BLOCK_N,
-				        bh);
+					tuner_mbar_wait(EMPTY_K(s), ((j / STAGES) & 1) ^ 1);
+					load_kv(&Kmap, base + kKOff + s * kKVTile, FULL_K(s),
+					        j * BLOCK_N, bh);
+				}
+				const int v = j - OVERLAP;
+				if (v >= 0) {
+					const int s = v % STAGES;
+
+					tuner_mbar_wait(EMPTY_V(s), ((v / STAGES) & 1) ^ 1);
+					load_kv(&Vmap, base + kVOff + s * kKVTile, FULL_V(s),
+					        v * BLOCK_N, bh);
+				}
 			}
 		}
 	} else {
 		/* ------------------------------------------------------------ consumers */
-		if (CONSUMERS > 1)
+		if (kRealloc)
 			tuner_setmaxnreg_inc<kConsumerRegs>();
 		const int cw = wg - 1;
 		const int t = threadIdx.x % 128;
@@ -348,6 +411,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 			turn_pass(cw, false);
 			tuner_wgmma_wait<0>();
 			tuner_reg_fence(s);
+			tuner_mbar_arrive(EMPTY_K(0));
 			softmax_tile(s, row_max, alpha, sum, scale_log2, 0, S,
 			             ragged && ntiles == 1);
 			softmax_finish(s, o, p, row_sum, alpha, sum);
@@ -365,6 +429,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 				turn_pass(cw, false);
 				tuner_wgmma_wait<1>();
 				tuner_reg_fence(s);
+				tuner_mbar_arrive(EMPTY_K(sj));
 				softmax_tile(s, row_max, alpha, sum, scale_log2, j * BLOCK_N, S,
 				             ragged && j == ntiles - 1);
 				tuner_wgmma_wait<0>();
@@ -372,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
 				for (int kt = 0; kt < BLOCK_N / 16; kt++)
 					tuner_reg_fence(p[kt]);
-				tuner_mbar_arrive(EMPTY(sp));
+				tuner_mbar_arrive(EMPTY_V(sp));
 				softmax_finish(s, o, p, row_sum, alpha, sum);
 			}
 
@@ -384,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 			turn_pass(cw, true);
 			tuner_wgmma_wait<0>();
 			tuner_reg_fence(o);
-			tuner_mbar_arrive(EMPTY(sl));
+			tuner_mbar_arrive(EMPTY_V(sl));
 		} else {
 #pragma unroll 1
 			for (int j = 0; j < ntiles; j++) {
@@ -396,6 +461,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 				turn_pass(cw, false);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(s);
+				tuner_mbar_arrive(EMPTY_K(sj));
 				softmax_tile(s, row_max, alpha, sum, scale_log2, j * BLOCK_N, S,
 				             ragged && j == ntiles - 1);
 				softmax_finish(s, o, p, row_sum, alpha, sum);
@@ -408,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
 				for (int kt = 0; kt < BLOCK_N / 16; kt++)
 					tuner_reg_fence(p[kt]);
-				tuner_mbar_arrive(EMPTY(sj));
+				tuner_mbar_arrive(EMPTY_V(sj));
 			}
 		}
 
@@ -452,5 +518,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 	}
 #undef FULL_K
 #undef FULL_V
-#undef EMPTY
+#undef EMPTY_K
+#undef EMPTY_V
 }
