@@ -44,7 +44,7 @@ GPU_BIN  = $(GPU_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu-%)
 # Tests build with -Werror.
 TEST_CFLAGS = $(CFLAGS) $(BASE_CFLAGS) -Werror
 
-.PHONY: all test check test-gpu install uninstall man style style-check lint fuzz clean deps
+.PHONY: test-tsan all test check test-gpu install uninstall man style style-check lint fuzz clean deps
 all: $(BUILD)/tuner
 
 $(BUILD)/tuner: $(MAIN_OBJ) $(BUILD)/libtuner.a
@@ -79,6 +79,14 @@ $(BUILD)/tests/gpu-%: tests/gpu/%.c $(BUILD)/libtuner.a
 test check:
 	$(MAKE) TESTING=1 $(BUILD)/tuner $(UNIT_BIN)
 	BUILD=$(BUILD) tests/run.sh
+
+# The threaded paths (the GPU stage, the compile pool, serve's lanes) under ThreadSanitizer: the
+# CLI tests that drive them with the fake worker. The unit tests that crash compile children on
+# purpose are left out: TSan does not follow a forked child's deliberate fault.
+TSAN_TESTS = t0050 t0052 t0060 t0065 t0110
+test-tsan:
+	$(MAKE) SANITIZE=thread TESTING=1 build-thread/tuner
+	TESTS="$(TSAN_TESTS)" BUILD=build-thread TSAN_OPTIONS="halt_on_error=1 exitcode=66" tests/run.sh
 
 test-gpu:
 	$(MAKE) TESTING=1 $(BUILD)/tuner $(GPU_BIN)

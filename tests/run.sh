@@ -15,9 +15,18 @@ failures=""
 pg_start || echo "no PostgreSQL for the tests: $TUNER_TEST_PG_WHY"
 trap pg_stop EXIT
 trap 'pg_stop; exit 130' INT TERM
+# TESTS="t0060 test_evolve ...": only the tests whose names begin with one of these words.
+selected() {
+	[ -z "${TESTS:-}" ] && return 0
+	for w in $TESTS; do
+		case "$1" in "$w"*) return 0 ;; esac
+	done
+	return 1
+}
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
+	selected "$name" || continue
 	if "$t" >"$BUILD/tests/$name.log" 2>&1; then
 		passed=$((passed + 1))
 		echo "ok      $name"
@@ -31,6 +40,7 @@ done
 for t in tests/cli/t[0-9]*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
+	selected "$name" || continue
 	log="$BUILD/tests/$name.log"
 	mkdir -p "$BUILD/tests"
 	if sh "$t" >"$log" 2>&1; then

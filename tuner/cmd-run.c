@@ -87,7 +87,8 @@ const struct cmd cmd_sweep_entry = {
 
 /* ------------------------------------------------------------- signals */
 
-static volatile sig_atomic_t stop_requested, stop_signal, hard_signals;
+static stop_flag stop_requested, stop_signal;
+static volatile sig_atomic_t hard_signals;
 /* the run's budget (--time, --evals) is spent: it stops as a signal would, resumable */
 static const char *budget_spent;
 

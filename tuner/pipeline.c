@@ -1228,6 +1228,21 @@ static void stage_wait(struct gpu_stage *g, struct gpu_task *t)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/*
+ * Whether t is finished, read under the stage's lock: the GPU thread writes
+ * the task's results before it marks it done under that lock, so this is
+ * what makes them visible to the main thread (a plain read is a data race).
+ */
+static int stage_finished(struct gpu_stage *g, struct gpu_task *t)
+{
+	int done;
+
+	pthread_mutex_lock(&g->lock);
+	done = t->state == 2;
+	pthread_mutex_unlock(&g->lock);
+	return done;
+}
+
 /* Tasks queued and not yet taken are dropped (a stop); the running ones finish. */
 static void stage_stop(struct pipeline *p, struct gpu_stage *g)
 {
@@ -2144,7 +2159,7 @@ static void committed_one(struct pipeline *p, size_t i, const struct evaluation 
 }
 
 int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
-                      struct evaluation *out, size_t *done, volatile sig_atomic_t *stop)
+                      struct evaluation *out, size_t *done, stop_flag *stop)
 {
 	enum stage *stage = xcalloc(n + 1, sizeof(*stage));
 	struct gpu_task **tasks = xcalloc(n + 1, sizeof(*tasks));
@@ -2210,7 +2225,7 @@ int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate
 		}
 		/* commit what is finished, in order, while the pool and the GPU work on */
 		while (!r && committed < dispatched &&
-		       (!tasks[committed] || tasks[committed]->state == 2)) {
+		       (!tasks[committed] || stage_finished(&g, tasks[committed]))) {
 			if (tasks[committed] && !stored[committed]) {
 				r = task_commit(p, generation, &out[committed], tasks[committed]);
 				stored[committed] = 1;

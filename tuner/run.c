@@ -592,7 +592,7 @@ static int final_step(struct run *r, const struct run_claimer *c)
 }
 
 /* Alone: evaluate the whole generation, then observe what was reached. */
-static int step_alone(struct run *r, volatile sig_atomic_t *stop, struct run_progress *pg)
+static int step_alone(struct run *r, stop_flag *stop, struct run_progress *pg)
 {
 	long long before = r->p.st.evaluated - r->p.st.reused;
 	size_t done;
@@ -630,7 +630,7 @@ static int baseline_judged(struct run *r)
  * verdicts committed, their claims done (or returned when stopped).
  */
 static int evaluate_claimed(struct run *r, const struct run_claimer *c, const int *seqs, size_t k,
-                            volatile sig_atomic_t *stop, struct run_progress *pg)
+                            stop_flag *stop, struct run_progress *pg)
 {
 	struct candidate *sub = xcalloc(k, sizeof(*sub));
 	struct evaluation *evs = xcalloc(k, sizeof(*evs));
@@ -659,7 +659,7 @@ static int evaluate_claimed(struct run *r, const struct run_claimer *c, const in
 }
 
 /* Shared: claim a batch and evaluate it, or observe the generation once all is judged. */
-static int step_claimed(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *stop,
+static int step_claimed(struct run *r, const struct run_claimer *c, stop_flag *stop,
                         struct run_progress *pg)
 {
 	long long offered, done, held;
@@ -704,8 +704,7 @@ static int step_claimed(struct run *r, const struct run_claimer *c, volatile sig
 	return observe(r, i, pg);
 }
 
-int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *stop,
-             struct run_progress *pg)
+int run_step(struct run *r, const struct run_claimer *c, stop_flag *stop, struct run_progress *pg)
 {
 	const char *const *hashes;
 	char(*h)[HASH_HEX_LEN];
@@ -751,7 +750,7 @@ int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *
 /* ------------------------------------------------- pieces tuner run shares */
 
 int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p,
-                    const struct search *s, size_t k, const volatile sig_atomic_t *stop,
+                    const struct search *s, size_t k, const stop_flag *stop,
                     void (*told)(void *ctx, const struct evaluation *ev), void *ctx,
                     size_t *checked, size_t *rejected)
 {

@@ -51,8 +51,8 @@ struct lane {
 	int started; /* 1 its worker is up (or it needs none), -1 it cannot be, 0 not yet */
 	struct worker *worker;
 	char device[128];
-	volatile sig_atomic_t stop; /* drain, or its job was cancelled */
-	long long job_id;           /* the job it works on (under sv->lock) */
+	stop_flag stop;   /* drain, or its job was cancelled */
+	long long job_id; /* the job it works on (under sv->lock) */
 	int exited;
 	struct lane_run *runs;
 	size_t nruns, runs_alloc;
@@ -71,8 +71,8 @@ struct serve {
 	long long *logged_job;
 	int *logged_gen;
 	size_t nlogged, logged_alloc;
-	volatile sig_atomic_t draining;
-	int jobs; /* parallel compiles per lane */
+	atomic_int draining; /* set by the main thread, read by the lanes */
+	int jobs;            /* parallel compiles per lane */
 };
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <sysexits.h>
 #include <sys/types.h>
 
@@ -30,6 +31,13 @@ _Noreturn void bug_fl(const char *file, int line, const char *fmt, ...) TUNER_PR
 #define BUG(...) bug_fl(__FILE__, __LINE__, __VA_ARGS__)
 
 /* Route error()/warning() text elsewhere (tests capture it); NULL restores stderr. */
+/*
+ * A request to stop: set by a signal handler or by another thread, read by
+ * the loop that stops. Lock-free, so a signal handler may store to it.
+ */
+typedef atomic_int stop_flag;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a stop flag is stored to from signal handlers");
+
 typedef void (*report_fn)(const char *prefix, const char *msg);
 void set_error_routine(report_fn fn);
 

@@ -226,6 +226,6 @@ void pipeline_attach_replay(struct pipeline *p, struct db *replay, const char *p
  * database, the worker): the run cannot go on.
  */
 int pipeline_evaluate(struct pipeline *p, int generation, const struct candidate *cands, size_t n,
-                      struct evaluation *out, size_t *done, volatile sig_atomic_t *stop);
+                      struct evaluation *out, size_t *done, stop_flag *stop);
 
 #endif

@@ -105,8 +105,7 @@ struct run_progress {
  * observation cannot step again (close and open it). enum run_state, or -1
  * after error(): the run cannot go on.
  */
-int run_step(struct run *r, const struct run_claimer *c, volatile sig_atomic_t *stop,
-             struct run_progress *out);
+int run_step(struct run *r, const struct run_claimer *c, stop_flag *stop, struct run_progress *out);
 
 /*
  * This process runs the run (tuner run, the server that owns a job): its
@@ -140,7 +139,7 @@ int run_open_replay(const char *path, const struct config *cfg, const char *shap
  */
 struct evaluation;
 int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p,
-                    const struct search *s, size_t k, const volatile sig_atomic_t *stop,
+                    const struct search *s, size_t k, const stop_flag *stop,
                     void (*told)(void *ctx, const struct evaluation *ev), void *ctx,
                     size_t *checked, size_t *rejected);
 
