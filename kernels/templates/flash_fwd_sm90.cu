@@ -34,8 +34,9 @@
  *  - RESCALE (with OVERLAP): where O is multiplied by the softmax's alpha. 0: once P V of
  *    tile j - 1 has completed, before the next turn (on the warpgroup's critical path); 1:
  *    FA3's place, between issuing S of tile j + 1 and P V of tile j, under the S GEMM; 2: as
- *    1, skipped by a warp none of whose row maxima moved (alpha exactly 1), the common case
- *    after the first tiles.
+ *    1, skipped by a warp none of whose row maxima moved (alpha exactly 1); 3: as 2, a warp
+ *    keeping its stale maxima until one grows by more than 8 (log2 units: P <= 2^8 in fp16),
+ *    so after the first tile it almost never rescales (FA4's conditional rescale).
  * (Batch 2 tried part of the exp2 by an FMA polynomial, EXP_POLY: it lost 4-12% at every
  * D, so the SFU is not the limit; reports/sm90/batch2.md.)
  *
@@ -108,7 +109,7 @@ static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256,
               "BLOCK_N is a wgmma N (<= 256) and the k of P V (a multiple of 16)");
 static_assert(STAGES >= 2, "the S GEMM of tile j waits for K while P V of tile j - 1 holds V");
 static_assert(!PINGPONG || CONSUMERS >= 2, "pingpong needs two consumer warpgroups or more");
-static_assert(RESCALE >= 0 && RESCALE <= 2 && (RESCALE == 0 || OVERLAP),
+static_assert(RESCALE >= 0 && RESCALE <= 3 && (RESCALE == 0 || OVERLAP),
               "RESCALE places the O rescale of the overlapped loop");
 static_assert(PERSISTENT >= 0, "PERSISTENT is a block count (0: one block per unit)");
 static_assert(OCCUPANCY == 1 || (OCCUPANCY == 2 && CONSUMERS == 1),
@@ -200,14 +201,15 @@ __device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[BLOCK_
  * s[4j], s[4j+1]) and lane/4 + 8 (r = 1: s[4j+2], s[4j+3]) of its warp's 16; a row's columns
  * are spread over a quad of lanes (two shuffles). The max and the sum run as four independent
  * chains each, so their latency is a quarter of one chain's. Returns alpha (the factor that
- * rescales what was summed before), the partial sums, and whether any row max of the warp
- * moved (when none did, alpha is exactly 1 for all its rows).
+ * rescales what was summed before), the partial sums, and (RESCALE >= 2) whether any row max
+ * of the warp moved (when none did, alpha is exactly 1 for all its rows).
  */
 __device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&row_max)[2],
                                              float (&alpha)[2], float (&sum)[2], float scale_log2,
                                              int kv0, int S, bool tail)
 {
 	const int lane = threadIdx.x % 32;
+	float mx[2];
 	bool moved = false;
 
 	if (tail) {
@@ -225,15 +227,30 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 #pragma unroll
 		for (int j = 0; j < BLOCK_N / 8; j++)
 			m4[j % 4] = fmaxf(m4[j % 4], fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-		float mx = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		/* Every tile has a key < S: mx is finite; tile 0's alpha is 2^-inf = 0. */
-		moved |= mx != row_max[r];
-		alpha[r] = tuner_exp2((row_max[r] - mx) * scale_log2);
-		row_max[r] = mx;
+		mx[r] = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
+		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+		/* Every tile has a key < S: mx is finite. */
+		moved |=
+		    RESCALE == 3 ? (mx[r] - row_max[r]) * scale_log2 > 8.0f : mx[r] != row_max[r];
+	}
+	if (RESCALE >= 2)
+		moved = __any_sync(0xffffffffu, moved);
+	/*
+	 * RESCALE 3: a warp keeps its rows' old maxima while none grew by more than 2^8 (then P
+	 * is at most 256, exact enough in fp16, and alpha is 1); tile 0's -inf always moves.
+	 */
+	if (RESCALE == 3 && !moved) {
+		mx[0] = row_max[0];
+		mx[1] = row_max[1];
+	}
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		/* Tile 0's alpha is 2^-inf = 0. */
+		alpha[r] = tuner_exp2((row_max[r] - mx[r]) * scale_log2);
+		row_max[r] = mx[r];
 
-		const float mc = mx * scale_log2;
+		const float mc = mx[r] * scale_log2;
 		float a4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
 		for (int j = 0; j < BLOCK_N / 8; j++) {
@@ -246,7 +263,7 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 		}
 		sum[r] = (a4[0] + a4[1]) + (a4[2] + a4[3]);
 	}
-	return RESCALE == 2 && __any_sync(0xffffffffu, moved);
+	return RESCALE >= 2 && moved;
 }
 
 /* O *= alpha, row by row (only while no P V GEMM has O in flight). */
@@ -455,10 +472,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 				/*
 				 * Tile j: S of j and P V of j - 1 together; softmax of j under P V.
 				 * RESCALE 0 rescales O by tile j's alpha once P V of j - 1 has
-				 * completed; RESCALE 1 and 2 rescale it by tile j - 1's alpha
-				 * between issuing S of j and P V of j - 1, under the S GEMM (2: not
-				 * at all where no row max of the warp moved, alpha being exactly
-				 * 1).
+				 * completed; RESCALE 1 to 3 rescale it by tile j - 1's alpha
+				 * between issuing S of j and P V of j - 1, under the S GEMM (2 and
+				 * 3: not at all where no row max of the warp moved, alpha being
+				 * exactly 1).
 				 */
 #pragma unroll 1
 				for (int j = 1; j < ntiles; j++) {
@@ -467,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
 					turn_wait(cw);
 					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
-					if (RESCALE == 1 || (RESCALE == 2 && moved))
+					if (RESCALE == 1 || (RESCALE >= 2 && moved))
 						rescale_o(o, alpha);
 					tuner_mbar_wait(FULL_V(STAGE(g - 1)), PHASE(g - 1));
 					gemm_pv(o, p, base + kVOff + STAGE(g - 1) * kKVTile);
@@ -495,7 +512,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 				const int gl = g0 + ntiles - 1;
 				tuner_mbar_wait(FULL_V(STAGE(gl)), PHASE(gl));
 				turn_wait(cw);
-				if (RESCALE == 1 || (RESCALE == 2 && moved))
+				if (RESCALE == 1 || (RESCALE >= 2 && moved))
 					rescale_o(o, alpha);
 				gemm_pv(o, p, base + kVOff + STAGE(gl) * kKVTile);
 				turn_pass(cw, last_unit);
