@@ -374,8 +374,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 				const int live = min(CONSUMERS, (S - m0 + 63) / 64);
 				int ok = 1;
 
-				/* The unit before has read its Q (the first round passes at once).
-				 */
+				/* The unit before is done with Q (round 0 passes at once). */
 				tuner_mbar_wait(EMPTY_Q, (it & 1) ^ 1);
 				for (int c = 0; c < live; c++)
 #pragma unroll
@@ -426,8 +425,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 		const int t = threadIdx.x % 128;
 		const int warp = t / 32, lane = t % 32;
 		const unsigned q_tile = base + kQOff + cw * kQTile;
-		/* O is staged in its own tile with PERSISTENT (the next unit's Q loads meanwhile).
-		 */
+		/* With PERSISTENT O has its own tile (the next unit's Q loads meanwhile). */
 		const unsigned o_tile = PERSISTENT ? base + kOOff + cw * kQTile : q_tile;
 		const float scale_log2 = softmax_scale * 1.4426950408889634f;
 		const bool ragged = S % BLOCK_N != 0;
