@@ -114,16 +114,19 @@ static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 
 int main(int argc, char **argv)
 {
-	int a = 1, do_time = 0, sanitize = 0, failed = 0;
+	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--time"))
 			do_time = 1;
 		else if (!strcmp(argv[a], "--sanitize"))
 			sanitize = 1;
+		else if (!strcmp(argv[a], "--persistent") && a + 1 < argc)
+			persistent = atoi(argv[++a]); /* the PERSISTENT param: a flat grid */
 	}
 	if (argc - a < 5) {
-		fprintf(stderr, "usage: sm90_dev [--time] [--sanitize] CUBIN BLOCK_N CONSUMERS "
+		fprintf(stderr, "usage: sm90_dev [--time] [--sanitize] [--persistent N] CUBIN "
+		                "BLOCK_N CONSUMERS "
 		                "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
 		return 2;
 	}
@@ -173,9 +176,14 @@ int main(int argc, char **argv)
 		make_map(&maps[2], v, D, S, B * H, block_n);
 		make_map(&maps[3], o, D, S, B * H, 64);
 		void *params[] = {&maps[0], &maps[1], &maps[2], &maps[3], &B, &H, &S, &scale};
-		unsigned gx = (S + 64 * consumers - 1) / (64 * consumers);
+		/* The sidecar's launch: one block per unit, or at most `persistent` looping. */
+		unsigned gx = (S + 64 * consumers - 1) / (64 * consumers), gy = H, gz = B;
+		if (persistent > 0) {
+			gx = std::min((unsigned)persistent, gx * H * B);
+			gy = gz = 1;
+		}
 		auto launch = [&]() {
-			CK(cuLaunchKernel(fn, gx, H, B, (consumers + 1) * 128, 1, 1, smem, st,
+			CK(cuLaunchKernel(fn, gx, gy, gz, (consumers + 1) * 128, 1, 1, smem, st,
 			                  params, nullptr));
 		};
 

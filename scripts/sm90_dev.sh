@@ -7,11 +7,12 @@
 #
 #   scripts/sm90_dev.sh            # results under $OUT (default build/sm90_dev)
 #   QUICK=1 scripts/sm90_dev.sh    # correctness only, no timing
-#   MORE_CONFIGS="64 128 1 3 0 0 2 2
+#   MORE_CONFIGS="64 128 1 3 0 1 2 0 2
 #   128 128 2 3 1 1" scripts/sm90_dev.sh   # also these (e.g. a tuner sweep's per-shape winners)
 #
-# A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP [EXP_POLY OCCUPANCY]; the last
-# two default to 0 and 1 (the kernel before they existed).
+# A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP [RESCALE PERSISTENT OCCUPANCY];
+# the last three default to 0 0 1 (the kernel before they existed). A batch-2 line of eight
+# fields (EXP_POLY, since removed, and OCCUPANCY) keeps its OCCUPANCY.
 set -u
 cd "$(dirname "$0")/.."
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -25,61 +26,69 @@ cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrt
 nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
 	-o build/sm90_dev || exit 1
 
-# D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP EXP_POLY OCCUPANCY
-# What each group asks (reports/sm90-h100.md has the numbers before this batch):
-#  - the previous per-shape winners and corners, EXP_POLY 0: K and V now released apart;
-#  - the D=64 winners with EXP_POLY 2 and 3 (a quarter or 3/8 of the exp2 off the SFU);
-#  - one consumer, two blocks per SM (OCCUPANCY 2): small grids and S = 1024;
-#  - D=128 with two stages and wide K/V tiles (176, 192), which the early K release feeds.
+# D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY
+# What each group asks (reports/sm90/batch3.md has the predictions):
+#  - the batch-2 per-shape winners and the c2 D=64 reference, as they were (RESCALE 0, no
+#    persistent grid), to compare with in the same run;
+#  - RESCALE 1 (O rescaled under the next S GEMM, FA3's place), 2 (and skipped where no row
+#    max of the warp moved) and 3 (stale maxima kept until one grows by 2^8: almost never
+#    rescaled) on those winners;
+#  - PERSISTENT 132 (one wave of blocks looping over the units, the next unit's loads under
+#    this one's epilogue) on the D=128 and D=64 multi-consumer winners;
+#  - D=128 with three consumers and 64-key tiles (batch 2 timed it only with EXP_POLY on).
 CONFIGS="
-64 64 1 2 0 0 0 1
-64 128 1 3 0 0 0 1
-64 128 2 4 1 1 0 1
-64 128 3 4 1 1 0 1
-64 128 3 4 1 1 2 1
-64 128 3 4 1 1 3 1
-64 128 2 4 1 1 2 1
-64 128 2 4 1 1 3 1
-64 192 2 3 1 1 2 1
-64 96 3 4 1 1 2 1
-64 128 1 2 0 1 0 2
-64 128 1 3 0 1 0 2
-64 128 1 3 0 0 0 2
-64 128 1 2 0 1 2 2
-64 128 1 3 0 1 3 2
-64 64 1 4 0 1 2 2
-128 64 1 2 0 0 0 1
-128 128 2 3 1 1 0 1
-128 128 2 2 1 1 0 1
-128 128 2 3 1 1 2 1
-128 176 2 2 1 1 0 1
-128 176 2 2 1 1 2 1
-128 192 2 2 1 1 0 1
-128 192 2 2 1 1 3 1
-128 64 3 3 1 1 2 1
-128 64 1 2 0 1 2 2
+64 128 1 2 0 1 0 0 2
+64 128 1 3 0 1 0 0 2
+64 128 2 4 1 1 0 0 1
+64 128 3 4 1 1 0 0 1
+128 128 2 3 1 1 0 0 1
+128 128 2 2 1 1 0 0 1
+64 128 1 2 0 1 1 0 2
+64 128 1 2 0 1 3 0 2
+64 128 1 3 0 1 3 0 2
+64 128 2 4 1 1 3 0 1
+64 128 3 4 1 1 1 0 1
+64 128 3 4 1 1 2 0 1
+64 128 3 4 1 1 3 0 1
+64 128 3 4 1 1 0 132 1
+64 128 3 4 1 1 3 132 1
+64 128 2 4 1 1 3 132 1
+64 128 2 2 1 1 3 132 1
+128 128 2 2 1 1 1 0 1
+128 128 2 2 1 1 2 0 1
+128 128 2 2 1 1 3 0 1
+128 128 2 3 1 1 3 0 1
+128 176 2 2 1 1 3 0 1
+128 128 2 2 1 1 0 132 1
+128 128 2 2 1 1 1 132 1
+128 128 2 2 1 1 3 132 1
+128 128 2 3 1 1 3 132 1
+128 64 3 3 1 1 0 0 1
+128 64 3 3 1 1 3 0 1
+128 64 3 3 1 1 3 132 1
 ${MORE_CONFIGS:-}
 "
-SANITIZE="64 128 3 4 1 1 3 1
-64 128 1 2 0 1 2 2
-128 176 2 2 1 1 2 1"
+SANITIZE="64 128 3 4 1 1 3 132 1
+64 128 1 2 0 1 2 0 2
+128 128 2 2 1 1 3 132 1"
 
-# A configuration line with EXP_POLY and OCCUPANCY filled in (0 and 1 when left out).
+# A configuration line with RESCALE, PERSISTENT and OCCUPANCY filled in (0 0 1 when left out).
 # Duplicates (a MORE_CONFIGS line already listed) are dropped: two builds would share a file.
 full() {
-	awk 'NF == 6 { $7 = 0; $8 = 1 } NF >= 8 { print $1, $2, $3, $4, $5, $6, $7, $8 }' |
-		awk '!seen[$0]++'
+	awk 'NF == 6 { $7 = 0; $8 = 0; $9 = 1 } NF == 8 { $9 = $8; $7 = 0; $8 = 0 }
+	     NF >= 9 { print $1, $2, $3, $4, $5, $6, $7, $8, $9 }' | awk '!seen[$0]++'
 }
-smem() { echo $((1024 + (64 * $3 + 2 * $4 * $2) * $1 * 2 + 8 * (1 + 4 * $4))); }
-name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_ep$7_o$8${9:-}"; }
+# The sidecar's smem_bytes.
+smem() { echo $((1024 + (64 * $3 * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 + 8 * (2 + 4 * $4))); }
+name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9${10:-}"; }
 
-build() { # D BN C ST PP OV EP OCC [san]
+build() { # D BN C ST PP OV RESCALE PERSISTENT OCC [san]
 	local n; n=$(name "$@")
 	build/nvrtc_compile -o "$OUT/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
 		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
 		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
-		-DEXP_POLY="$7" -DOCCUPANCY="$8" -DSHAPE_D="$1" -DTUNER_SMEM_BYTES="$(smem "$@")" \
-		${9:+-DTUNER_SANITIZE} >"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
+		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSHAPE_D="$1" \
+		-DTUNER_SMEM_BYTES="$(smem "$@")" ${10:+-DTUNER_SANITIZE} >"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
 }
 export -f build smem name
 CONFIGS=$(echo "$CONFIGS" | full)
@@ -94,32 +103,36 @@ log "compile (NVRTC)"
 grep -H "Used\|spill stores\|C75" "$OUT"/cubin/*.log | sed 's|.*/||' | sort
 
 log "SASS: instruction counts (HGMMA wgmma, UTMALDG/UTMASTG TMA, SYNCS mbarrier, MUFU.EX2 SFU)"
-for c in d64_bn128_c3_s4_pp1_ov1_ep0_o1 d64_bn128_c3_s4_pp1_ov1_ep3_o1 \
-	d64_bn128_c1_s2_pp0_ov1_ep2_o2 d128_bn176_c2_s2_pp1_ov1_ep0_o1; do
+for c in d64_bn128_c3_s4_pp1_ov1_r0_pe0_o1 d64_bn128_c3_s4_pp1_ov1_r3_pe132_o1 \
+	d128_bn128_c2_s2_pp1_ov1_r0_pe0_o1 d128_bn128_c2_s2_pp1_ov1_r1_pe0_o1 \
+	d128_bn128_c2_s2_pp1_ov1_r3_pe0_o1 d128_bn128_c2_s2_pp1_ov1_r3_pe132_o1; do
 	cuobjdump -sass "$OUT/cubin/$c.cubin" >"$OUT/cubin/$c.sass" 2>&1
 	printf '%s:' "$c"
-	for op in HGMMA UTMALDG UTMASTG SYNCS MUFU.EX2 USETMAXREG LDL STL; do
+	for op in HGMMA UTMALDG UTMASTG SYNCS MUFU.EX2 FMUL FFMA FMNMX SHFL F2FP VOTE BAR \
+		USETMAXREG LDL STL; do
 		printf ' %s=%s' "$op" "$(grep -c "$op" "$OUT/cubin/$c.sass")"
 	done
 	echo
 done
 
-CHECK64="1,1,1,64 1,2,100,64 2,3,333,64 1,8,512,64 2,4,1000,64 1,1,4097,64"
-CHECK128="1,1,1,128 1,2,100,128 2,3,333,128 1,8,512,128 2,4,1000,128 1,1,4097,128"
+# The last two have more units (row blocks x heads) than a persistent grid has blocks: ragged
+# rows and keys across units, and units of a single key tile.
+CHECK64="1,1,1,64 1,2,100,64 2,3,333,64 1,8,512,64 2,4,1000,64 1,1,4097,64 3,16,1000,64 4,64,100,64"
+CHECK128="1,1,1,128 1,2,100,128 2,3,333,128 1,8,512,128 2,4,1000,128 1,1,4097,128 3,16,1000,128 4,64,100,128"
 TIME64="1,8,512,64 2,8,2048,64 16,16,1024,64 8,16,2048,64 8,16,4096,64"
 TIME128="4,16,4096,128 4,32,2048,128"
 
-run() { # D BN C ST PP OV EP OCC [san]
-	local n c s; n=$(name "$@"); c="$OUT/cubin/$n.cubin"
+run() { # D BN C ST PP OV RESCALE PERSISTENT OCC [san]
+	local n c s pe; n=$(name "$@"); c="$OUT/cubin/$n.cubin"
 	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
-	s=$(smem "$@")
-	if [ $# -ge 9 ]; then
-		timeout 120 build/sm90_dev --sanitize "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128) 1,16,2048,"$1"
+	s=$(smem "$@") pe="--persistent $8"
+	if [ $# -ge 10 ]; then
+		timeout 120 build/sm90_dev --sanitize $pe "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128) 1,16,2048,"$1"
 	elif [ -n "${QUICK:-}" ]; then
-		timeout 120 build/sm90_dev "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
+		timeout 120 build/sm90_dev $pe "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
 	else
-		timeout 120 build/sm90_dev "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
-		timeout 200 build/sm90_dev --time "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $TIME64 || echo $TIME128)
+		timeout 120 build/sm90_dev $pe "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
+		timeout 200 build/sm90_dev --time $pe "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $TIME64 || echo $TIME128)
 	fi
 	local rc=$?
 	[ $rc -eq 0 ] || echo "RC $rc $n$([ $rc -eq 124 ] && echo ' (timed out: a hang)')"
@@ -132,10 +145,10 @@ echo "$SANITIZE" | while read -r cfg; do run $cfg _san; done 2>&1 | tee -a "$OUT
 log "planted fault (V ring off its swizzle atoms): the sanitize build must report it"
 build/nvrtc_compile -o "$OUT/cubin/plant.cubin" kernels/templates/flash_fwd_sm90.cu \
 	--gpu-architecture=sm_90a -std=c++17 -I kernels/include -DBLOCK_N=128 -DCONSUMERS=2 \
-	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DEXP_POLY=0 -DOCCUPANCY=1 -DSHAPE_D=128 \
-	-DTUNER_SMEM_BYTES="$(smem 128 128 2 2)" \
+	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DRESCALE=0 -DPERSISTENT=0 -DOCCUPANCY=1 -DSHAPE_D=128 \
+	-DTUNER_SMEM_BYTES="$(smem 128 128 2 2 1 1 0 0 1)" \
 	-DTUNER_SANITIZE -DTUNER_PLANT_MISALIGN >"$OUT/cubin/plant.log" 2>&1
-if timeout 60 build/sm90_dev --sanitize "$OUT/cubin/plant.cubin" 128 2 "$(smem 128 128 2 2)" \
+if timeout 60 build/sm90_dev --sanitize "$OUT/cubin/plant.cubin" 128 2 "$(smem 128 128 2 2 1 1 0 0 1)" \
 	1,2,300,128 | tee -a "$OUT/results.txt" | grep -q "FAIL.*sanitize [1-9]"; then
 	echo "PLANT caught"
 else

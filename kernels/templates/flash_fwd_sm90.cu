@@ -2,14 +2,17 @@
  * FlashAttention-3-style forward pass for Hopper (sm_90a): fp16 in and out, fp32
  * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
  *
- * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, EXP_POLY, OCCUPANCY, SHAPE_D (64 or
- * 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
+ * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, RESCALE, PERSISTENT, OCCUPANCY,
+ * SHAPE_D (64 or 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
  * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
  * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
  *
- * One block computes CONSUMERS * 64 query rows of one (batch, head); grid
- * (ceil_div(S, 64 * CONSUMERS), H, B), (CONSUMERS + 1) * 128 threads, OCCUPANCY blocks per SM
- * (2 only with one consumer: its registers and shared memory halved, two blocks' warpgroups
+ * One block computes CONSUMERS * 64 query rows of one (batch, head) (a unit); grid
+ * (ceil_div(S, 64 * CONSUMERS), H, B), or with PERSISTENT > 0 a flat grid of at most
+ * PERSISTENT blocks (the SM count: one wave) that loop over the units by a static stride,
+ * the next unit's Q and first K/V tiles loading under this unit's last P V GEMM and
+ * epilogue (O then has its own staging tile). (CONSUMERS + 1) * 128 threads, OCCUPANCY blocks per
+ * SM (2 only with one consumer: its registers and shared memory halved, two blocks' warpgroups
  * interleave on the SM as pingpong would). Warpgroup 0 is the producer: it gives registers
  * back (setmaxnreg) and one thread issues every TMA copy: the Q tiles once, then K and V
  * tiles of BLOCK_N keys into a STAGES-deep ring. K and V of a stage are released apart (K
@@ -28,11 +31,14 @@
  *  - PINGPONG=1 (inter-warpgroup, CONSUMERS >= 2): the consumers take turns to issue their
  *    GEMMs (named barriers 1..CONSUMERS, round robin), so that one warpgroup's softmax runs
  *    while another's GEMMs do.
- *  - EXP_POLY: of every 8 column blocks of 8 keys, EXP_POLY take their exponentials by a
- *    cubic polynomial on the FMA pipe (Cody-Waite: 2^x = 2^round(x) * p(x - round(x)), the
- *    integer part added into the exponent bits; relative error 7.5e-5, under half an fp16 ulp)
- *    instead of the SFU's ex2, whose 16 results per clock per SM rival the tensor cores at
- *    D = 64 (a 128 x 128 tile: 1024 clocks of ex2 against 1024 of wgmma at peak).
+ *  - RESCALE (with OVERLAP): where O is multiplied by the softmax's alpha. 0: once P V of
+ *    tile j - 1 has completed, before the next turn (on the warpgroup's critical path); 1:
+ *    FA3's place, between issuing S of tile j + 1 and P V of tile j, under the S GEMM; 2: as
+ *    1, skipped by a warp none of whose row maxima moved (alpha exactly 1); 3: as 2, a warp
+ *    keeping its stale maxima until one grows by more than 8 (log2 units: P <= 2^8 in fp16),
+ *    so after the first tile it almost never rescales (FA4's conditional rescale).
+ * (Batch 2 tried part of the exp2 by an FMA polynomial, EXP_POLY: it lost 4-12% at every
+ * D, so the SFU is not the limit; reports/sm90/batch2.md.)
  *
  * Tensor maps (made by the host, passed as __grid_constant__ parameters): Q, K, V and O as
  * 3-D tensors [D, S, B * H] (innermost first), 128-byte swizzle, boxes of 64 columns (one
@@ -43,8 +49,9 @@
  *   Q tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      at 0 (reused to stage O)
  *   K ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after Q
  *   V ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after K
- *   barriers full_q, full_k[STAGES], full_v[STAGES], empty_k[STAGES], empty_v[STAGES]
- *            (8 bytes each)
+ *   O tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      after V (PERSISTENT only)
+ *   barriers full_q, empty_q, full_k[STAGES], full_v[STAGES], empty_k[STAGES],
+ *            empty_v[STAGES] (8 bytes each)
  * Inside a chunk, 16-byte column group g of row r is stored at group g ^ (r % 8) (what TMA's
  * 128-byte swizzle writes and the wgmma descriptors' swizzle mode 1 reads).
  */
@@ -53,8 +60,8 @@
 #include "tuner_sm90.cuh"
 
 #if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
-    !defined(OVERLAP) || !defined(EXP_POLY) || !defined(OCCUPANCY) || !defined(SHAPE_D) ||         \
-    !defined(TUNER_SMEM_BYTES)
+    !defined(OVERLAP) || !defined(RESCALE) || !defined(PERSISTENT) || !defined(OCCUPANCY) ||       \
+    !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
 #error "flash_fwd_sm90.cu needs the tuner's preamble (the params, SHAPE_D, TUNER_SMEM_BYTES)"
 #endif
 
@@ -79,8 +86,9 @@ enum : int {
 #else
 	kVOff = kKOff + STAGES * kKVTile,
 #endif
-	kBarOff = kVOff + STAGES * kKVTile,
-	kSmemBytes = 1024 + kBarOff + 8 * (1 + 4 * STAGES),
+	kOOff = kVOff + STAGES * kKVTile,
+	kBarOff = kOOff + (PERSISTENT ? CONSUMERS * kQTile : 0),
+	kSmemBytes = 1024 + kBarOff + 8 * (2 + 4 * STAGES),
 	/*
 	 * Registers after setmaxnreg: 128 * (producer + CONSUMERS * consumer) <= 65536 /
 	 * OCCUPANCY, what __launch_bounds__ gives the block at entry. One consumer alone on
@@ -101,7 +109,9 @@ static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256,
               "BLOCK_N is a wgmma N (<= 256) and the k of P V (a multiple of 16)");
 static_assert(STAGES >= 2, "the S GEMM of tile j waits for K while P V of tile j - 1 holds V");
 static_assert(!PINGPONG || CONSUMERS >= 2, "pingpong needs two consumer warpgroups or more");
-static_assert(EXP_POLY >= 0 && EXP_POLY <= 8, "EXP_POLY counts column blocks out of 8");
+static_assert(RESCALE >= 0 && RESCALE <= 3 && (RESCALE == 0 || OVERLAP),
+              "RESCALE places the O rescale of the overlapped loop");
+static_assert(PERSISTENT >= 0, "PERSISTENT is a block count (0: one block per unit)");
 static_assert(OCCUPANCY == 1 || (OCCUPANCY == 2 && CONSUMERS == 1),
               "two blocks per SM only with one consumer warpgroup");
 static_assert(128 * (kProducerRegs + CONSUMERS * kConsumerRegs) <= 65536 / OCCUPANCY,
@@ -114,30 +124,6 @@ static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
 __device__ __forceinline__ float neg_inf(void)
 {
 	return __int_as_float(0xff800000);
-}
-
-/*
- * 2^x for x <= 0 (or a rounding above) on the FMA and integer pipes: round x to j by the
- * 1.5 * 2^23 shifter, a cubic on f = x - j in [-0.5, 0.5] (a minimax fit of 2^f, relative
- * error 7.5e-5), and j added to the exponent field. x is clamped to -125 first (-inf of a
- * masked key too), so the result stays a normal float, 2^-125 or more: a masked key adds
- * 2.4e-38 to its row's sum, and 0 once P is rounded to fp16.
- */
-__device__ __forceinline__ float exp2_poly(float x)
-{
-	x = fmaxf(x, -125.0f);
-	const float t = x + 12582912.0f;
-	const float f = x - (t - 12582912.0f);
-	const float p = fmaf(fmaf(fmaf(5.517162383e-02f, f, 2.426111251e-01f), f, 6.932609677e-01f),
-	                     f, 9.999280572e-01f);
-
-	return __uint_as_float(__float_as_uint(p) + (__float_as_uint(t) << 23));
-}
-
-/* 2^x for the scores of column block j: EXP_POLY of every 8 blocks by the polynomial. */
-__device__ __forceinline__ float exp2_block(float x, int j)
-{
-	return j % 8 < EXP_POLY ? exp2_poly(x) : tuner_exp2(x);
 }
 
 /* ---------------------------------------------------------------- producer */
@@ -210,16 +196,21 @@ __device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[BLOCK_
 
 /*
  * Online softmax, first half: mask keys past S (the last tile only), take each row's new
- * max, exponentiate the scores in place (log2 units: exp(x * scale) = 2^(x * scale_log2))
- * and sum them. The thread holds rows lane/4 (r = 0: s[4j], s[4j+1]) and lane/4 + 8 (r = 1:
- * s[4j+2], s[4j+3]) of its warp's 16; a row's columns are spread over a quad of lanes.
- * Returns alpha (the factor that rescales what was summed before) and the partial sums.
+ * max, exponentiate the scores in place (log2 units: exp(x * scale) = 2^(x * scale_log2), the
+ * scale and the max in one FFMA per score) and sum them. The thread holds rows lane/4 (r = 0:
+ * s[4j], s[4j+1]) and lane/4 + 8 (r = 1: s[4j+2], s[4j+3]) of its warp's 16; a row's columns
+ * are spread over a quad of lanes (two shuffles). The max and the sum run as four independent
+ * chains each, so their latency is a quarter of one chain's. Returns alpha (the factor that
+ * rescales what was summed before), the partial sums, and (RESCALE >= 2) whether any row max
+ * of the warp moved (when none did, alpha is exactly 1 for all its rows).
  */
-__device__ __forceinline__ void softmax_tile(float (&s)[BLOCK_N / 2], float (&row_max)[2],
+__device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&row_max)[2],
                                              float (&alpha)[2], float (&sum)[2], float scale_log2,
                                              int kv0, int S, bool tail)
 {
 	const int lane = threadIdx.x % 32;
+	float mx[2];
+	bool moved = false;
 
 	if (tail) {
 #pragma unroll
@@ -231,46 +222,70 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 	}
 #pragma unroll
 	for (int r = 0; r < 2; r++) {
-		float mx = row_max[r];
+		float m4[4] = {row_max[r], row_max[r], row_max[r], row_max[r]};
 
 #pragma unroll
 		for (int j = 0; j < BLOCK_N / 8; j++)
-			mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		/* Every tile has a key < S: mx is finite; tile 0's alpha is 2^-inf = 0. */
-		alpha[r] = tuner_exp2((row_max[r] - mx) * scale_log2);
-		row_max[r] = mx;
+			m4[j % 4] = fmaxf(m4[j % 4], fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+		mx[r] = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
+		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+		/* Every tile has a key < S: mx is finite. */
+		moved |=
+		    RESCALE == 3 ? (mx[r] - row_max[r]) * scale_log2 > 8.0f : mx[r] != row_max[r];
+	}
+	if (RESCALE >= 2)
+		moved = __any_sync(0xffffffffu, moved);
+	/*
+	 * RESCALE 3: a warp keeps its rows' old maxima while none grew by more than 2^8 (then P
+	 * is at most 256, exact enough in fp16, and alpha is 1); tile 0's -inf always moves.
+	 */
+	if (RESCALE == 3 && !moved) {
+		mx[0] = row_max[0];
+		mx[1] = row_max[1];
+	}
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		/* Tile 0's alpha is 2^-inf = 0. */
+		alpha[r] = tuner_exp2((row_max[r] - mx[r]) * scale_log2);
+		row_max[r] = mx[r];
 
-		const float mc = mx * scale_log2;
-		float acc = 0.0f;
+		const float mc = mx[r] * scale_log2;
+		float a4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
 		for (int j = 0; j < BLOCK_N / 8; j++) {
-			const float e0 = exp2_block(fmaf(s[4 * j + 2 * r], scale_log2, -mc), j);
-			const float e1 = exp2_block(fmaf(s[4 * j + 2 * r + 1], scale_log2, -mc), j);
+			const float e0 = tuner_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -mc));
+			const float e1 = tuner_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -mc));
 
 			s[4 * j + 2 * r] = e0;
 			s[4 * j + 2 * r + 1] = e1;
-			acc += e0 + e1;
+			a4[j % 4] += e0 + e1;
 		}
-		sum[r] = acc;
+		sum[r] = (a4[0] + a4[1]) + (a4[2] + a4[3]);
 	}
+	return RESCALE >= 2 && moved;
 }
 
-/* Online softmax, second half (once O is not in flight): rescale O and l, pack P as halves. */
-__device__ __forceinline__ void softmax_finish(const float (&s)[BLOCK_N / 2], float (&o)[kD / 2],
-                                               unsigned (&p)[BLOCK_N / 16][4], float (&row_sum)[2],
-                                               const float (&alpha)[2], const float (&sum)[2])
+/* O *= alpha, row by row (only while no P V GEMM has O in flight). */
+__device__ __forceinline__ void rescale_o(float (&o)[kD / 2], const float (&alpha)[2])
 {
 #pragma unroll
-	for (int r = 0; r < 2; r++) {
-		row_sum[r] = row_sum[r] * alpha[r] + sum[r];
+	for (int r = 0; r < 2; r++)
 #pragma unroll
 		for (int j = 0; j < kD / 8; j++) {
 			o[4 * j + 2 * r] *= alpha[r];
 			o[4 * j + 2 * r + 1] *= alpha[r];
 		}
-	}
+}
+
+/* Online softmax, second half: rescale l, pack P as halves (cvt.rn.f16x2.f32, two a time). */
+__device__ __forceinline__ void pack_p(const float (&s)[BLOCK_N / 2],
+                                       unsigned (&p)[BLOCK_N / 16][4], float (&row_sum)[2],
+                                       const float (&alpha)[2], const float (&sum)[2])
+{
+#pragma unroll
+	for (int r = 0; r < 2; r++)
+		row_sum[r] = row_sum[r] * alpha[r] + sum[r];
 #pragma unroll
 	for (int kt = 0; kt < BLOCK_N / 16; kt++) {
 		p[kt][0] = tuner_pack_half2(s[8 * kt + 0], s[8 * kt + 1]);
@@ -307,19 +322,34 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 	const unsigned base = (tuner_smem_addr(smem_raw) + 1023u) & ~1023u;
 	const unsigned bar_q = base + kBarOff;
 	const int wg = threadIdx.x / 128;
-	const int m0 = blockIdx.x * kBlockM;
-	const int bh = blockIdx.z * H + blockIdx.y;
 	const int ntiles = (S + BLOCK_N - 1) / BLOCK_N;
-	(void)B;
+	/*
+	 * The work units, blocks of kBlockM query rows of one (batch, head). Without PERSISTENT
+	 * the grid has one block per unit (x the row block, y the head, z the batch); with it,
+	 * a flat grid of at most PERSISTENT blocks takes units blockIdx.x, + gridDim.x, ...,
+	 * row blocks of a head one after the other (they share K and V in L2).
+	 */
+	const int nrow = (S + kBlockM - 1) / kBlockM;
+	const int units = PERSISTENT ? nrow * H * B : 1;
+	const int first = PERSISTENT ? blockIdx.x : 0;
+	const int stride = PERSISTENT ? gridDim.x : 1;
 
-/* Barriers: full_k[s], full_v[s] (TMA landed), empty_k[s], empty_v[s] (all consumers done). */
-#define FULL_K(s)  (bar_q + 8 + 8 * (s))
-#define FULL_V(s)  (bar_q + 8 + 8 * (STAGES + (s)))
-#define EMPTY_K(s) (bar_q + 8 + 8 * (2 * STAGES + (s)))
-#define EMPTY_V(s) (bar_q + 8 + 8 * (3 * STAGES + (s)))
+/*
+ * Barriers: full_q, empty_q (Q landed; every consumer's last S GEMM of the unit done),
+ * full_k[s], full_v[s] (TMA landed), empty_k[s], empty_v[s] (all consumers done).
+ */
+#define EMPTY_Q    (bar_q + 8)
+#define FULL_K(s)  (bar_q + 16 + 8 * (s))
+#define FULL_V(s)  (bar_q + 16 + 8 * (STAGES + (s)))
+#define EMPTY_K(s) (bar_q + 16 + 8 * (2 * STAGES + (s)))
+#define EMPTY_V(s) (bar_q + 16 + 8 * (3 * STAGES + (s)))
+/* Global K/V tile g (counted over the block's units): its stage and the phase of that round. */
+#define STAGE(g) ((g) % STAGES)
+#define PHASE(g) (((g) / STAGES) & 1)
 
 	if (threadIdx.x == 0) {
 		tuner_mbar_init(bar_q, 1);
+		tuner_mbar_init(EMPTY_Q, CONSUMERS * 128);
 		for (int s = 0; s < STAGES; s++) {
 			tuner_mbar_init(FULL_K(s), 1);
 			tuner_mbar_init(FULL_V(s), 1);
@@ -335,46 +365,55 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 		if (kRealloc)
 			tuner_setmaxnreg_dec<kProducerRegs>();
 		if (threadIdx.x == 0) {
-			/* Q of the consumers with a row < S; the others run on garbage. */
-			const int live = min(CONSUMERS, (S - m0 + 63) / 64);
-			int ok = 1;
+#pragma unroll 1
+			for (int u = first, it = 0; u < units; u += stride, it++) {
+				const int m0 = (PERSISTENT ? u % nrow : blockIdx.x) * kBlockM;
+				const int bh = PERSISTENT ? u / nrow : blockIdx.z * H + blockIdx.y;
+				const int g0 = it * ntiles;
+				/* Q of the consumers with a row < S; the others run on garbage. */
+				const int live = min(CONSUMERS, (S - m0 + 63) / 64);
+				int ok = 1;
 
-			for (int c = 0; c < live; c++)
-#pragma unroll
-				for (int k = 0; k < kChunks; k++)
-					ok &= tuner_tma_check(
-					    base + kQOff + c * kQTile + k * kChunkQ, kChunkQ);
-			tuner_tma_arm(bar_q, live * kQTile, ok);
-			if (ok) {
+				/* The unit before is done with Q (round 0 passes at once). */
+				tuner_mbar_wait(EMPTY_Q, (it & 1) ^ 1);
 				for (int c = 0; c < live; c++)
 #pragma unroll
 					for (int k = 0; k < kChunks; k++)
-						tuner_tma_load_3d(
-						    base + kQOff + c * kQTile + k * kChunkQ, &Qmap,
-						    k * 64, m0 + 64 * c, bh, bar_q);
-			}
-
-			/*
-			 * K of tile j, then V of tile j - OVERLAP: the consumers' order of use. A
-			 * stage's first round passes its empty barrier at once (the phase before
-			 * phase 0).
-			 */
-#pragma unroll 1
-			for (int j = 0; j < ntiles + OVERLAP; j++) {
-				if (j < ntiles) {
-					const int s = j % STAGES;
-
-					tuner_mbar_wait(EMPTY_K(s), ((j / STAGES) & 1) ^ 1);
-					load_kv(&Kmap, base + kKOff + s * kKVTile, FULL_K(s),
-					        j * BLOCK_N, bh);
+						ok &= tuner_tma_check(base + kQOff + c * kQTile +
+						                          k * kChunkQ,
+						                      kChunkQ);
+				tuner_tma_arm(bar_q, live * kQTile, ok);
+				if (ok) {
+					for (int c = 0; c < live; c++)
+#pragma unroll
+						for (int k = 0; k < kChunks; k++)
+							tuner_tma_load_3d(
+							    base + kQOff + c * kQTile + k * kChunkQ,
+							    &Qmap, k * 64, m0 + 64 * c, bh, bar_q);
 				}
-				const int v = j - OVERLAP;
-				if (v >= 0) {
-					const int s = v % STAGES;
 
-					tuner_mbar_wait(EMPTY_V(s), ((v / STAGES) & 1) ^ 1);
-					load_kv(&Vmap, base + kVOff + s * kKVTile, FULL_V(s),
-					        v * BLOCK_N, bh);
+				/*
+				 * K of tile j, then V of tile j - OVERLAP: the consumers' order of
+				 * use. A stage's first round passes its empty barrier at once (the
+				 * phase before phase 0).
+				 */
+#pragma unroll 1
+				for (int j = 0; j < ntiles + OVERLAP; j++) {
+					if (j < ntiles) {
+						const int g = g0 + j;
+
+						tuner_mbar_wait(EMPTY_K(STAGE(g)), PHASE(g) ^ 1);
+						load_kv(&Kmap, base + kKOff + STAGE(g) * kKVTile,
+						        FULL_K(STAGE(g)), j * BLOCK_N, bh);
+					}
+					const int v = j - OVERLAP;
+					if (v >= 0) {
+						const int g = g0 + v;
+
+						tuner_mbar_wait(EMPTY_V(STAGE(g)), PHASE(g) ^ 1);
+						load_kv(&Vmap, base + kVOff + STAGE(g) * kKVTile,
+						        FULL_V(STAGE(g)), v * BLOCK_N, bh);
+					}
 				}
 			}
 		}
@@ -384,140 +423,188 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 			tuner_setmaxnreg_inc<kConsumerRegs>();
 		const int cw = wg - 1;
 		const int t = threadIdx.x % 128;
+		const int warp = t / 32, lane = t % 32;
 		const unsigned q_tile = base + kQOff + cw * kQTile;
+		/* With PERSISTENT O has its own tile (the next unit's Q loads meanwhile). */
+		const unsigned o_tile = PERSISTENT ? base + kOOff + cw * kQTile : q_tile;
 		const float scale_log2 = softmax_scale * 1.4426950408889634f;
 		const bool ragged = S % BLOCK_N != 0;
 
 		float o[kD / 2];
 		float s[BLOCK_N / 2];
 		unsigned p[BLOCK_N / 16][4];
-		float row_max[2] = {neg_inf(), neg_inf()}, row_sum[2] = {0.0f, 0.0f};
-		float alpha[2], sum[2];
-
-#pragma unroll
-		for (int i = 0; i < kD / 2; i++)
-			o[i] = 0.0f;
 
 		/* Consumer 0 goes first: the last one passes it the first turn. */
 		if (PINGPONG && cw == CONSUMERS - 1)
 			tuner_bar_arrive(kSchedBar, 256);
-		tuner_mbar_wait(bar_q, 0);
 
-		if (OVERLAP) {
-			/* Tile 0: S alone. */
-			tuner_mbar_wait(FULL_K(0), 0);
-			turn_wait(cw);
-			gemm_qk(s, q_tile, base + kKOff);
-			turn_pass(cw, false);
-			tuner_wgmma_wait<0>();
-			tuner_reg_fence(s);
-			tuner_mbar_arrive(EMPTY_K(0));
-			softmax_tile(s, row_max, alpha, sum, scale_log2, 0, S,
-			             ragged && ntiles == 1);
-			softmax_finish(s, o, p, row_sum, alpha, sum);
-
-			/* Tile j: S of j and P V of j - 1 together; softmax of j under P V. */
 #pragma unroll 1
-			for (int j = 1; j < ntiles; j++) {
-				const int sj = j % STAGES, sp = (j - 1) % STAGES;
+		for (int u = first, it = 0; u < units; u += stride, it++) {
+			const int m0 = (PERSISTENT ? u % nrow : blockIdx.x) * kBlockM;
+			const int bh = PERSISTENT ? u / nrow : blockIdx.z * H + blockIdx.y;
+			const int g0 = it * ntiles;
+			const bool last_unit = u + stride >= units;
+			float row_max[2] = {neg_inf(), neg_inf()}, row_sum[2] = {0.0f, 0.0f};
+			float alpha[2], sum[2];
+			bool moved;
 
-				tuner_mbar_wait(FULL_K(sj), (j / STAGES) & 1);
-				turn_wait(cw);
-				gemm_qk(s, q_tile, base + kKOff + sj * kKVTile);
-				tuner_mbar_wait(FULL_V(sp), ((j - 1) / STAGES) & 1);
-				gemm_pv(o, p, base + kVOff + sp * kKVTile);
-				turn_pass(cw, false);
-				tuner_wgmma_wait<1>();
-				tuner_reg_fence(s);
-				tuner_mbar_arrive(EMPTY_K(sj));
-				softmax_tile(s, row_max, alpha, sum, scale_log2, j * BLOCK_N, S,
-				             ragged && j == ntiles - 1);
-				tuner_wgmma_wait<0>();
-				tuner_reg_fence(o);
 #pragma unroll
-				for (int kt = 0; kt < BLOCK_N / 16; kt++)
-					tuner_reg_fence(p[kt]);
-				tuner_mbar_arrive(EMPTY_V(sp));
-				softmax_finish(s, o, p, row_sum, alpha, sum);
-			}
+			for (int i = 0; i < kD / 2; i++)
+				o[i] = 0.0f;
+			tuner_mbar_wait(bar_q, it & 1);
 
-			/* P V of the last tile. */
-			const int sl = (ntiles - 1) % STAGES;
-			tuner_mbar_wait(FULL_V(sl), ((ntiles - 1) / STAGES) & 1);
-			turn_wait(cw);
-			gemm_pv(o, p, base + kVOff + sl * kKVTile);
-			turn_pass(cw, true);
-			tuner_wgmma_wait<0>();
-			tuner_reg_fence(o);
-			tuner_mbar_arrive(EMPTY_V(sl));
-		} else {
-#pragma unroll 1
-			for (int j = 0; j < ntiles; j++) {
-				const int sj = j % STAGES, ph = (j / STAGES) & 1;
-
-				tuner_mbar_wait(FULL_K(sj), ph);
+			if (OVERLAP) {
+				/* Tile 0: S alone. */
+				tuner_mbar_wait(FULL_K(STAGE(g0)), PHASE(g0));
 				turn_wait(cw);
-				gemm_qk(s, q_tile, base + kKOff + sj * kKVTile);
+				gemm_qk(s, q_tile, base + kKOff + STAGE(g0) * kKVTile);
 				turn_pass(cw, false);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(s);
-				tuner_mbar_arrive(EMPTY_K(sj));
-				softmax_tile(s, row_max, alpha, sum, scale_log2, j * BLOCK_N, S,
-				             ragged && j == ntiles - 1);
-				softmax_finish(s, o, p, row_sum, alpha, sum);
-				tuner_mbar_wait(FULL_V(sj), ph);
+				tuner_mbar_arrive(EMPTY_K(STAGE(g0)));
+				moved = softmax_tile(s, row_max, alpha, sum, scale_log2, 0, S,
+				                     ragged && ntiles == 1);
+				pack_p(s, p, row_sum, alpha, sum);
+				moved = false; /* O is 0: nothing to rescale */
+
+				/*
+				 * Tile j: S of j and P V of j - 1 together; softmax of j under P V.
+				 * RESCALE 0 rescales O by tile j's alpha once P V of j - 1 has
+				 * completed; RESCALE 1 to 3 rescale it by tile j - 1's alpha
+				 * between issuing S of j and P V of j - 1, under the S GEMM (2 and
+				 * 3: not at all where no row max of the warp moved, alpha being
+				 * exactly 1).
+				 */
+#pragma unroll 1
+				for (int j = 1; j < ntiles; j++) {
+					const int g = g0 + j;
+
+					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
+					turn_wait(cw);
+					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
+					if (RESCALE == 1 || (RESCALE >= 2 && moved))
+						rescale_o(o, alpha);
+					tuner_mbar_wait(FULL_V(STAGE(g - 1)), PHASE(g - 1));
+					gemm_pv(o, p, base + kVOff + STAGE(g - 1) * kKVTile);
+					turn_pass(cw, false);
+					tuner_wgmma_wait<1>();
+					tuner_reg_fence(s);
+					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
+					moved =
+					    softmax_tile(s, row_max, alpha, sum, scale_log2,
+					                 j * BLOCK_N, S, ragged && j == ntiles - 1);
+					tuner_wgmma_wait<0>();
+					tuner_reg_fence(o);
+#pragma unroll
+					for (int kt = 0; kt < BLOCK_N / 16; kt++)
+						tuner_reg_fence(p[kt]);
+					tuner_mbar_arrive(EMPTY_V(STAGE(g - 1)));
+					if (RESCALE == 0)
+						rescale_o(o, alpha);
+					pack_p(s, p, row_sum, alpha, sum);
+				}
+				if (PERSISTENT)
+					tuner_mbar_arrive(EMPTY_Q); /* every S GEMM has completed */
+
+				/* P V of the last tile. */
+				const int gl = g0 + ntiles - 1;
+				tuner_mbar_wait(FULL_V(STAGE(gl)), PHASE(gl));
 				turn_wait(cw);
-				gemm_pv(o, p, base + kVOff + sj * kKVTile);
-				turn_pass(cw, j == ntiles - 1);
+				if (RESCALE == 1 || (RESCALE >= 2 && moved))
+					rescale_o(o, alpha);
+				gemm_pv(o, p, base + kVOff + STAGE(gl) * kKVTile);
+				turn_pass(cw, last_unit);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(o);
+				tuner_mbar_arrive(EMPTY_V(STAGE(gl)));
+			} else {
+#pragma unroll 1
+				for (int j = 0; j < ntiles; j++) {
+					const int g = g0 + j;
+
+					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
+					turn_wait(cw);
+					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
+					turn_pass(cw, false);
+					tuner_wgmma_wait<0>();
+					tuner_reg_fence(s);
+					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
+					moved =
+					    softmax_tile(s, row_max, alpha, sum, scale_log2,
+					                 j * BLOCK_N, S, ragged && j == ntiles - 1);
+					rescale_o(o, alpha);
+					pack_p(s, p, row_sum, alpha, sum);
+					tuner_mbar_wait(FULL_V(STAGE(g)), PHASE(g));
+					turn_wait(cw);
+					gemm_pv(o, p, base + kVOff + STAGE(g) * kKVTile);
+					turn_pass(cw, last_unit && j == ntiles - 1);
+					tuner_wgmma_wait<0>();
+					tuner_reg_fence(o);
 #pragma unroll
-				for (int kt = 0; kt < BLOCK_N / 16; kt++)
-					tuner_reg_fence(p[kt]);
-				tuner_mbar_arrive(EMPTY_V(sj));
+					for (int kt = 0; kt < BLOCK_N / 16; kt++)
+						tuner_reg_fence(p[kt]);
+					tuner_mbar_arrive(EMPTY_V(STAGE(g)));
+				}
+				if (PERSISTENT)
+					tuner_mbar_arrive(EMPTY_Q);
+			}
+			(void)moved;
+
+			/*
+			 * Epilogue: normalise, stage O in o_tile (without PERSISTENT this
+			 * consumer's own Q tile, whose last reader, the last S GEMM, has completed)
+			 * in the swizzled layout of the O tensor map, then one thread stores it by
+			 * TMA; rows past S are clipped by the map. With PERSISTENT the store of the
+			 * unit before must have read o_tile first (its thread waits only now).
+			 */
+			if (PERSISTENT) {
+				if (t == 0)
+					tuner_tma_store_wait_read();
+				tuner_bar_sync(kEpiBar + cw, 128);
+			}
+			tuner_fence_proxy_async();
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				float l = row_sum[r];
+
+				l += __shfl_xor_sync(0xffffffffu, l, 1);
+				l += __shfl_xor_sync(0xffffffffu, l, 2);
+				const float inv = 1.0f / l;
+				const int row = warp * 16 + lane / 4 + r * 8;
+#pragma unroll
+				for (int j = 0; j < kD / 8; j++) {
+					const unsigned off = (j / 8) * kChunkQ + row * 128 +
+					                     ((j % 8) ^ (row % 8)) * 16 +
+					                     (lane % 4) * 4;
+					unsigned char *dst =
+					    smem_raw + (o_tile - tuner_smem_addr(smem_raw)) + off;
+
+					tuner_st(reinterpret_cast<unsigned *>(dst),
+					         tuner_pack_half2(o[4 * j + 2 * r] * inv,
+					                          o[4 * j + 2 * r + 1] * inv));
+				}
+			}
+			tuner_fence_proxy_async();
+			tuner_bar_sync(kEpiBar + cw, 128);
+			if (t == 0 && m0 + 64 * cw < S) {
+#pragma unroll
+				for (int k = 0; k < kChunks; k++)
+					tuner_tma_store_3d(&Omap, k * 64, m0 + 64 * cw, bh,
+					                   o_tile + k * kChunkQ, kChunkQ);
+				tuner_tma_store_commit();
+				if (!PERSISTENT)
+					tuner_tma_store_wait_read();
 			}
 		}
-
-		/*
-		 * Epilogue: normalise, stage O in this consumer's own Q tile (its last reader,
-		 * the last S GEMM, has completed) in the swizzled layout of the O tensor map,
-		 * then one thread stores it by TMA; rows past S are clipped by the map.
-		 */
-		const int warp = t / 32, lane = t % 32;
-		tuner_fence_proxy_async();
-#pragma unroll
-		for (int r = 0; r < 2; r++) {
-			float l = row_sum[r];
-
-			l += __shfl_xor_sync(0xffffffffu, l, 1);
-			l += __shfl_xor_sync(0xffffffffu, l, 2);
-			const float inv = 1.0f / l;
-			const int row = warp * 16 + lane / 4 + r * 8;
-#pragma unroll
-			for (int j = 0; j < kD / 8; j++) {
-				const unsigned off = (j / 8) * kChunkQ + row * 128 +
-				                     ((j % 8) ^ (row % 8)) * 16 + (lane % 4) * 4;
-				unsigned char *dst =
-				    smem_raw + (q_tile - tuner_smem_addr(smem_raw)) + off;
-
-				tuner_st(reinterpret_cast<unsigned *>(dst),
-				         tuner_pack_half2(o[4 * j + 2 * r] * inv,
-				                          o[4 * j + 2 * r + 1] * inv));
-			}
-		}
-		tuner_fence_proxy_async();
-		tuner_bar_sync(kEpiBar + cw, 128);
-		if (t == 0 && m0 + 64 * cw < S) {
-#pragma unroll
-			for (int k = 0; k < kChunks; k++)
-				tuner_tma_store_3d(&Omap, k * 64, m0 + 64 * cw, bh,
-				                   q_tile + k * kChunkQ, kChunkQ);
-			tuner_tma_store_commit();
+		/* The block's shared memory must outlive the last store's reads. */
+		if (PERSISTENT && t == 0)
 			tuner_tma_store_wait_read();
-		}
 	}
+#undef EMPTY_Q
 #undef FULL_K
 #undef FULL_V
 #undef EMPTY_K
 #undef EMPTY_V
+#undef STAGE
+#undef PHASE
 }
