@@ -849,6 +849,8 @@ double search_race_bar(const struct search *s)
 #define STUCK 2
 /* The neighbourhoods searched: of the best point and of the runners-up, this many in all. */
 #define ANCHORS 2
+/* One slot in this many of each batch goes to expected improvement anywhere, never to them. */
+#define EXPLORE 4
 
 struct obs {
 	struct variant va;
@@ -1619,7 +1621,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		}
 	}
 	qsort(order, nloc, sizeof(*order), by_value);
-	for (i = 0; i < nloc && n < max; i++) {
+	for (i = 0; i < nloc && n < max - max / EXPLORE; i++) {
 		pick = order[i].idx;
 		taken[pick] = 1;
 		model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
