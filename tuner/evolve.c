@@ -1562,11 +1562,13 @@ static size_t anchors(const struct search *s, size_t at, int anch[][MODEL_DIMS])
 
 /*
  * A batch from the surrogate. While the last batches improved on the best
- * point seen (the incumbent), its neighbourhood first: the unseen points
- * within RADIUS domain steps, nearest first and, at the same distance, the
- * most promising first (the model ranks them; it does not rule any out, so a
- * move it wrongly thinks bad is still tried while the neighbourhood lasts).
- * Then, and after STUCK batches without improvement, by expected improvement
+ * point seen (the incumbent), the neighbourhoods of the anchors (it and the
+ * runner-up) first, in all but 1 / EXPLORE of the batch: the unseen points
+ * within RADIUS domain steps of either, nearest first, the incumbent's before
+ * the runner-up's and, at the same distance from the same anchor, the most
+ * promising first (the model ranks them; it does not rule any out, so a move
+ * it wrongly thinks bad is still tried while the neighbourhood lasts). Then,
+ * and after STUCK batches without improvement, by expected improvement
  * anywhere in the space. Every pick is believed at its predicted value
  * before the next, and so are points still pending from earlier proposals,
  * so that a batch, or proposals made while results are still out, spread
