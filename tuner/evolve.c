@@ -849,7 +849,7 @@ double search_race_bar(const struct search *s)
 #define STUCK 2
 /* The neighbourhoods searched: of the best point and of the runners-up, this many in all. */
 #define ANCHORS 2
-/* One slot in this many of each batch goes to expected improvement anywhere, never to them. */
+/* Of each batch, one slot in this many is kept from them for expected improvement anywhere. */
 #define EXPLORE 4
 
 struct obs {
@@ -952,15 +952,16 @@ static int trailing_zeros(long long v)
  * dimension of its own when it says something the domain position does not:
  * on a GPU, a block of 128 threads is more like one of 256 than like one of
  * 112 or 144, its neighbours in the domain (warps, vector loads, banks). Only
- * when the levels are not already in domain order (as they are for powers of
- * two); the levels are the distinct counts, in increasing order.
+ * for a size (four values or more, all multiples of a common unit of 2 or
+ * more: not tile counts 1-4) whose levels are not already in domain order (as
+ * they are for powers of two); the levels are the distinct counts, in
+ * increasing order.
  */
 static void add_alignment(struct model *m, const struct param *p, size_t param)
 {
 	int tz[ALIGN_MAX + 1] = {0}, *level;
 	size_t i, n = 0, l;
 	int monotone = 1;
-
 	long long g = 0;
 
 	for (i = 0; i < p->nvalues; i++)
@@ -1616,8 +1617,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			}
 		}
 		if (d <= RADIUS) {
-			/* nearest first, then the better anchor's; the standardised mean never
-			 * spans 100 */
+			/* nearest first, then the better anchor's (the mean never spans 100) */
 			order[nloc].idx = i;
 			order[nloc++].v = mu[i] - 100.0 * (double)(d * (int)nanch + r);
 		}
