@@ -736,8 +736,7 @@ static void test_evolve_proposal_cost(void **state)
 
 /* ------------------------------------------- evolve on a two-param plane */
 
-/* A family of two params, X and Y, over the values given (no constraints): cfg's problem and
- * shapes. */
+/* A family of two params, X and Y, over the values given, without constraints. */
 static struct config plane_config(long long *xs, size_t nx, long long *ys, size_t ny)
 {
 	struct config c = cfg;
@@ -801,7 +800,7 @@ static void test_evolve_runner_up_and_explore(void **state)
 		struct config c = plane_config(dom, 64, dom, 64);
 		struct search *s = search_new(&c, "evolve", (unsigned long long)seed);
 		double fb = -1, fs = -1, f;
-		int near_second = 0, far = 0, last_near_best = -1;
+		int near_second = 0, far = 0, last_near_best = -1, first_near_second = -1;
 
 		n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
 		assert_int_equal(n, 16);
@@ -829,8 +828,8 @@ static void test_evolve_runner_up_and_explore(void **state)
 				/* local: nearest first, the best's neighbours before the
 				 * runner-up's */
 				assert_true(db <= 3 || ds <= 3);
-				if (ds == 1 && db > 1)
-					near_second++;
+				if (ds == 1 && db > 1 && !near_second++)
+					first_near_second = (int)i;
 				if (db == 1)
 					last_near_best = (int)i;
 				if (db >= 2 && ds > 1)
@@ -841,6 +840,7 @@ static void test_evolve_runner_up_and_explore(void **state)
 		}
 		assert_true(last_near_best >= 0);
 		assert_true(near_second > 0);
+		assert_true(last_near_best < first_near_second);
 		assert_true(far > 0);
 		search_free(s);
 	}
