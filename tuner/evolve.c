@@ -876,16 +876,27 @@ double search_race_bar(const struct search *s)
 #define RADIUS 3
 /* After this many batches in a row without a better point, the neighbourhood is left. */
 #define STUCK 2
+/* The neighbourhoods searched: of the best point and of the runners-up, this many in all. */
+#define ANCHORS 2
+/* Of each batch, one slot in this many is kept from them for expected improvement anywhere. */
+#define EXPLORE 4
 
 struct obs {
 	struct variant va;
 	double fit; /* NAN: rejected by a gate */
 };
 
+/* Encoded dimensions at most: a position and an alignment per param. */
+#define MODEL_DIMS (2 * TUNER_MAX_PARAMS)
+/* Trailing zero bits beyond this count as this many (alignment levels). */
+#define ALIGN_MAX 12
+
 struct model {
-	size_t d; /* encoded dimensions: params with more than one value */
-	size_t dim_param[TUNER_MAX_PARAMS]; /* the param of each dimension */
-	size_t nv[TUNER_MAX_PARAMS];        /* its number of values */
+	size_t d;    /* encoded dimensions: params with more than one value, then alignments */
+	size_t nord; /* the first nord are domain positions; the rest, alignments */
+	size_t dim_param[MODEL_DIMS]; /* the param of each dimension */
+	size_t nv[MODEL_DIMS];        /* its number of values (or alignment levels) */
+	int *level[MODEL_DIMS];       /* alignment dimensions: the level of each domain position */
 	struct obs *obs;
 	size_t nobs, obs_alloc;
 	struct variant *pending; /* proposed, not observed yet */
@@ -897,9 +908,9 @@ struct model {
 	size_t n, cap;
 	int *X;
 	double *y, *L, *alpha, *kbuf;
-	double ls[TUNER_MAX_PARAMS]; /* length scale per dimension, in units of the whole domain */
-	double *tab[TUNER_MAX_PARAMS]; /* similarity of two values of a dimension at that scale */
-	double w1;                     /* the weight of single effects; pairs get 1 - W0 - w1 */
+	double ls[MODEL_DIMS];   /* length scale per dimension, in units of the whole domain */
+	double *tab[MODEL_DIMS]; /* similarity of two values of a dimension at that scale */
+	double w1;               /* the weight of single effects; pairs get 1 - W0 - w1 */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -921,8 +932,10 @@ static void model_free(struct model *m)
 	free(m->L);
 	free(m->alpha);
 	free(m->kbuf);
-	for (i = 0; i < m->d; i++)
+	for (i = 0; i < m->d; i++) {
 		free(m->tab[i]);
+		free(m->level[i]);
+	}
 	free(m);
 }
 
@@ -939,6 +952,74 @@ static void set_scale(struct model *m, size_t i, double ls)
 		}
 }
 
+static long long gcd_ll(long long a, long long b)
+{
+	while (b) {
+		long long t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static int trailing_zeros(long long v)
+{
+	int n = 0;
+
+	if (v == 0)
+		return ALIGN_MAX;
+	while (!(v & 1) && n < ALIGN_MAX) {
+		v >>= 1;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The alignment of a param's values (how many trailing zero bits), as a
+ * dimension of its own when it says something the domain position does not:
+ * on a GPU, a block of 128 threads is more like one of 256 than like one of
+ * 112 or 144, its neighbours in the domain (warps, vector loads, banks). Only
+ * for a size (four values or more, all multiples of a common unit of 2 or
+ * more: not tile counts 1-4) whose levels are not already in domain order (as
+ * they are for powers of two); the levels are the distinct counts, in
+ * increasing order.
+ */
+static void add_alignment(struct model *m, const struct param *p, size_t param)
+{
+	int tz[ALIGN_MAX + 1] = {0}, *level;
+	size_t i, n = 0, l;
+	int monotone = 1;
+	long long g = 0;
+
+	for (i = 0; i < p->nvalues; i++)
+		g = gcd_ll(g, p->values[i] < 0 ? -p->values[i] : p->values[i]);
+	if (p->nvalues < 4 || g < 2)
+		return;
+	for (i = 0; i < p->nvalues; i++) {
+		int z = trailing_zeros(p->values[i]);
+
+		tz[z] = 1;
+		if (i && z < trailing_zeros(p->values[i - 1]))
+			monotone = 0;
+	}
+	for (l = 0; l <= ALIGN_MAX; l++)
+		n += tz[l];
+	if (n < 2 || monotone)
+		return;
+	level = xcalloc(p->nvalues, sizeof(*level));
+	for (i = 0; i < p->nvalues; i++) {
+		int z = trailing_zeros(p->values[i]);
+
+		for (l = 0; l < (size_t)z; l++)
+			level[i] += tz[l];
+	}
+	m->level[m->d] = level;
+	m->nv[m->d] = n;
+	m->dim_param[m->d++] = param;
+}
+
 static struct model *model_new(const struct search *s)
 {
 	struct model *m = xcalloc(1, sizeof(*m));
@@ -949,6 +1030,9 @@ static struct model *model_new(const struct search *s)
 			m->nv[m->d] = s->fam->params[i].nvalues;
 			m->dim_param[m->d++] = i;
 		}
+	m->nord = m->d;
+	for (i = 0; i < m->nord; i++)
+		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
 	for (i = 0; i < m->d; i++)
 		m->tab[i] = xcalloc(m->nv[i] * m->nv[i], sizeof(double));
 	return m;
@@ -999,6 +1083,8 @@ static void encode(const struct search *s, const struct variant *va, int *x)
 		    space_value_index(&s->fam->params[m->dim_param[i]], va->v[m->dim_param[i]]);
 
 		x[i] = idx < 0 ? 0 : (int)idx;
+		if (m->level[i])
+			x[i] = m->level[i][x[i]];
 	}
 }
 
@@ -1118,7 +1204,7 @@ static void gp_reserve(struct model *m, size_t n)
 	if (n <= m->cap)
 		return;
 	m->cap = n + 32;
-	m->X = xrealloc(m->X, m->cap * TUNER_MAX_PARAMS * sizeof(*m->X));
+	m->X = xrealloc(m->X, m->cap * MODEL_DIMS * sizeof(*m->X));
 	m->y = xrealloc(m->y, m->cap * sizeof(*m->y));
 	m->alpha = xrealloc(m->alpha, m->cap * sizeof(*m->alpha));
 	m->kbuf = xrealloc(m->kbuf, m->cap * sizeof(*m->kbuf));
@@ -1310,9 +1396,9 @@ static size_t candidates(struct search *s, struct variant **out, seen_fn seen, v
 
 /* How often each value, and each pair of values, was seen: what the design covers next. */
 struct coverage {
-	size_t d, n[TUNER_MAX_PARAMS];
-	unsigned *single[TUNER_MAX_PARAMS];
-	unsigned *pair[TUNER_MAX_PARAMS][TUNER_MAX_PARAMS];
+	size_t d, n[MODEL_DIMS];
+	unsigned *single[MODEL_DIMS];
+	unsigned *pair[MODEL_DIMS][MODEL_DIMS];
 };
 
 static void coverage_add(struct coverage *cv, const int *idx)
@@ -1355,7 +1441,7 @@ static size_t design(struct search *s, struct candidate *out, size_t n, size_t m
 {
 	struct model *m = s->model;
 	struct coverage cv;
-	int *idx = xcalloc(nc * m->d + 1, sizeof(*idx)), one[TUNER_MAX_PARAMS];
+	int *idx = xcalloc(nc * m->d + 1, sizeof(*idx)), one[MODEL_DIMS];
 	unsigned char *taken = xcalloc(nc + 1, 1);
 	size_t i, j;
 
@@ -1432,7 +1518,7 @@ static int steps(const struct model *m, const int *a, const int *b)
 	int d = 0;
 	size_t i;
 
-	for (i = 0; i < m->d; i++)
+	for (i = 0; i < m->nord; i++)
 		d += abs(a[i] - b[i]);
 	return d;
 }
@@ -1483,12 +1569,36 @@ static double incumbent(const struct model *m, size_t *at)
 }
 
 /*
+ * The local search's anchors, encoded: the incumbent (obs[at]), then the next
+ * best timed points, ANCHORS in all, so that a runner-up's basin is searched
+ * beside the incumbent's.
+ */
+static size_t anchors(const struct search *s, size_t at, int anch[][MODEL_DIMS])
+{
+	const struct model *m = s->model;
+	const struct obs **use = xcalloc(m->nobs + 1, sizeof(*use));
+	size_t i, n = 1;
+
+	encode(s, &m->obs[at].va, anch[0]);
+	for (i = 0; i < m->nobs; i++)
+		use[i] = &m->obs[i];
+	qsort(use, m->nobs, sizeof(*use), obs_by_fit);
+	for (i = 0; i < m->nobs && n < ANCHORS && !isnan(use[i]->fit); i++)
+		if (use[i] != &m->obs[at])
+			encode(s, &use[i]->va, anch[n++]);
+	free(use);
+	return n;
+}
+
+/*
  * A batch from the surrogate. While the last batches improved on the best
- * point seen (the incumbent), its neighbourhood first: the unseen points
- * within RADIUS domain steps, nearest first and, at the same distance, the
- * most promising first (the model ranks them; it does not rule any out, so a
- * move it wrongly thinks bad is still tried while the neighbourhood lasts).
- * Then, and after STUCK batches without improvement, by expected improvement
+ * point seen (the incumbent), the neighbourhoods of the anchors (it and the
+ * runner-up) first, in all but 1 / EXPLORE of the batch: the unseen points
+ * within RADIUS domain steps of either, nearest first, the incumbent's before
+ * the runner-up's and, at the same distance from the same anchor, the most
+ * promising first (the model ranks them; it does not rule any out, so a move
+ * it wrongly thinks bad is still tried while the neighbourhood lasts). Then,
+ * and after STUCK batches without improvement, by expected improvement
  * anywhere in the space. Every pick is believed at its predicted value
  * before the next, and so are points still pending from earlier proposals,
  * so that a batch, or proposals made while results are still out, spread
@@ -1499,16 +1609,16 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 {
 	struct model *m = s->model;
 	struct scored *order = xcalloc(nc + 1, sizeof(*order));
-	int *x = xcalloc(nc * m->d + 1, sizeof(*x)), inc[TUNER_MAX_PARAMS], one[TUNER_MAX_PARAMS];
+	int *x = xcalloc(nc * m->d + 1, sizeof(*x)), one[MODEL_DIMS];
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
 	unsigned char *taken = xcalloc(nc + 1, 1);
-	size_t i, pick, nloc = 0, at = 0;
-	int stuck;
+	size_t i, pick, nloc = 0, at = 0, nanch, a;
+	int stuck, anch[ANCHORS][MODEL_DIMS];
 
 	/* stuck: nothing better in the last STUCK batches' worth of results */
 	incumbent(m, &at);
 	stuck = m->nobs - at - 1 >= STUCK * (max - n);
-	encode(s, &m->obs[at].va, inc);
+	nanch = anchors(s, at, anch);
 	best = gp_data(s);
 	gp_hyper(m);
 	for (i = 0; i < m->npending; i++) {
@@ -1517,20 +1627,32 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			break;
 	}
 	for (i = 0; i < nc; i++) {
-		int d;
+		int d, r;
 
 		encode(s, &c[i], &x[i * m->d]);
 		mu[i] = gp_mean(m, &x[i * m->d]);
 		var[i] = gp_var(m, &x[i * m->d]);
-		d = steps(m, &x[i * m->d], inc);
-		if (!stuck && d <= RADIUS) {
-			/* nearest first; the standardised mean never spans 100 */
+		if (stuck)
+			continue;
+		/* the nearest anchor, the better one at the same distance */
+		d = INT_MAX;
+		r = 0;
+		for (a = 0; a < nanch; a++) {
+			int da = steps(m, &x[i * m->d], anch[a]);
+
+			if (da < d) {
+				d = da;
+				r = (int)a;
+			}
+		}
+		if (d <= RADIUS) {
+			/* nearest first, then the better anchor's (the mean never spans 100) */
 			order[nloc].idx = i;
-			order[nloc++].v = mu[i] - 100.0 * d;
+			order[nloc++].v = mu[i] - 100.0 * (double)(d * (int)nanch + r);
 		}
 	}
 	qsort(order, nloc, sizeof(*order), by_value);
-	for (i = 0; i < nloc && n < max; i++) {
+	for (i = 0; i < nloc && n < max - max / EXPLORE; i++) {
 		pick = order[i].idx;
 		taken[pick] = 1;
 		model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);

@@ -62,10 +62,11 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
  * evolve: until two variants are timed, a covering design of valid
  * configurations (every value of every param early, pairs spread); then a
  * Gaussian-process surrogate of log fitness (an additive kernel of single and
- * paired param effects) orders the unseen valid points within 3 domain steps
- * of the best variant, nearest first, and fills the rest of the batch by
- * expected improvement anywhere (all of it once two batches' worth of results
- * brought nothing better). Points proposed and not yet observed count as
+ * paired param effects, and of the alignment of size params) orders the
+ * unseen valid points within 3 domain steps of the best variant and of the
+ * runner-up, nearest first, for three quarters of the batch, and fills the
+ * rest by expected improvement anywhere (all of it once two batches' worth of
+ * results brought nothing better). Points proposed and not yet observed count as
  * pending: results may arrive in any order. Proposals depend on the
  * observations and the pending points, not on earlier calls' model fits.
  * evolve1 (the evolution evolve replaced): generation 0 is random valid

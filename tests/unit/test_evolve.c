@@ -734,6 +734,173 @@ static void test_evolve_proposal_cost(void **state)
 	free(big.fam.constraints);
 }
 
+/* ------------------------------------------- evolve on a two-param plane */
+
+/* A family of two params, X and Y, over the values given, without constraints. */
+static struct config plane_config(long long *xs, size_t nx, long long *ys, size_t ny)
+{
+	struct config c = cfg;
+
+	memset(&c.fam, 0, sizeof(c.fam));
+	c.fam.name = "plane";
+	c.fam.problem = cfg.fam.problem;
+	c.fam.nparams = 2;
+	c.fam.params[0].name = (char *)"X";
+	c.fam.params[0].values = xs;
+	c.fam.params[0].nvalues = nx;
+	c.fam.params[1].name = (char *)"Y";
+	c.fam.params[1].values = ys;
+	c.fam.params[1].nvalues = ny;
+	c.fam.baseline[0] = xs[0];
+	c.fam.baseline[1] = ys[0];
+	return c;
+}
+
+static void observe_fitness(struct search *s, const struct variant *va, double f)
+{
+	struct member m;
+
+	memset(&m, 0, sizeof(m));
+	m.va = *va;
+	m.nshapes = 1;
+	m.speedup[0] = m.speedup_lo[0] = m.speedup_hi[0] = f;
+	m.fitness = m.fitness_lo = m.fitness_hi = f;
+	search_observe(s, va, &m);
+}
+
+/* Domain steps between two points of the plane (values are their own positions there). */
+static int plane_steps(const struct variant *a, const struct variant *b)
+{
+	return (int)(llabs(a->v[0] - b->v[0]) + llabs(a->v[1] - b->v[1]));
+}
+
+/* A smooth hill on the 64 x 64 plane, its top at (40, 20). */
+static double hill(const struct variant *va)
+{
+	return 1 / (1 + 0.02 * (double)llabs(va->v[0] - 40) + 0.02 * (double)llabs(va->v[1] - 20));
+}
+
+/*
+ * After the first design, a batch of evolve searches the neighbourhoods of the
+ * best point and of the runner-up (the runner-up's nearest before the best's
+ * farther ones), and keeps a quarter of its slots for expected improvement
+ * anywhere: some of those lie beyond the local search's reach.
+ */
+static void test_evolve_runner_up_and_explore(void **state)
+{
+	static long long dom[64];
+	struct candidate cands[16];
+	struct variant best = {{0}}, second = {{0}};
+	size_t i, n;
+	int seed;
+
+	for (i = 0; i < 64; i++)
+		dom[i] = (long long)i;
+	for (seed = 1; seed <= 5; seed++) {
+		struct config c = plane_config(dom, 64, dom, 64);
+		struct search *s = search_new(&c, "evolve", (unsigned long long)seed);
+		double fb = -1, fs = -1, f;
+		int near_second = 0, far = 0, last_near_best = -1, first_near_second = -1;
+
+		n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		for (i = 0; i < n; i++) {
+			f = hill(&cands[i].va);
+			if (f > fb) {
+				second = best;
+				fs = fb;
+				best = cands[i].va;
+				fb = f;
+			} else if (f > fs) {
+				second = cands[i].va;
+				fs = f;
+			}
+			observe_fitness(s, &cands[i].va, f);
+		}
+		assert_true(plane_steps(&best, &second) > 2);
+		n = search_propose(s, 1, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		for (i = 0; i < n; i++) {
+			int db = plane_steps(&cands[i].va, &best);
+			int ds = plane_steps(&cands[i].va, &second);
+
+			if (i < 12) {
+				/* local: nearest first, the best's neighbours before the
+				 * runner-up's */
+				assert_true(db <= 3 || ds <= 3);
+				if (ds == 1 && db > 1 && !near_second++)
+					first_near_second = (int)i;
+				if (db == 1)
+					last_near_best = (int)i;
+				if (db >= 2 && ds > 1)
+					assert_true(near_second > 0);
+			} else if (db > 3 && ds > 3) {
+				far++;
+			}
+		}
+		assert_true(last_near_best >= 0);
+		assert_true(near_second > 0);
+		assert_true(last_near_best < first_near_second);
+		assert_true(far > 0);
+		search_free(s);
+	}
+}
+
+/* Trailing zero bits of v > 0. */
+static int tz(long long v)
+{
+	int n = 0;
+
+	while (!(v & 1)) {
+		v >>= 1;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A size in steps of 16 whose speed goes with its alignment (a block of 512
+ * threads is fast, 496 and 528 are not), as on a GPU: evolve models alignment
+ * beside the domain position, so it finds the best size in a few batches,
+ * where its domain neighbours say nothing about it.
+ */
+static void test_evolve_alignment(void **state)
+{
+	enum { SEEDS = 9, BUDGET = 1024 };
+	static long long xs[64], ys[4] = {1, 2, 3, 4};
+	struct candidate cands[16];
+	int evals[SEEDS], seed;
+	size_t i, n;
+
+	for (i = 0; i < 64; i++)
+		xs[i] = 16 * (long long)(i + 1);
+	for (seed = 0; seed < SEEDS; seed++) {
+		struct config c = plane_config(xs, 64, ys, 4);
+		struct search *s = search_new(&c, "evolve", 300 + (unsigned long long)seed);
+		int gen, k = 0, found = 0;
+
+		for (gen = 0; !found && k < BUDGET; gen++) {
+			n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+			assert_true(n > 0);
+			for (i = 0; i < n && !found; i++) {
+				long long x = cands[i].va.v[0], y = cands[i].va.v[1];
+
+				k++;
+				found = x == 512 && y == 3;
+				observe_fitness(s, &cands[i].va,
+				                pow(1.5, tz(x)) *
+				                    (1 - 0.05 * (double)llabs(y - 3)));
+			}
+		}
+		evals[seed] = found ? k : BUDGET + 1;
+		search_free(s);
+	}
+	qsort(evals, SEEDS, sizeof(int), int_cmp);
+	print_message("evaluations to the best-aligned size (256 points): median %d max %d\n",
+	              evals[SEEDS / 2], evals[SEEDS - 1]);
+	assert_true(evals[SEEDS / 2] <= 48);
+}
+
 /* Build an elite of the baseline, one point at the edges of A and D, and one in the middle. */
 static struct search *search_with_elite(const char *strategy, unsigned long long seed)
 {
@@ -1227,6 +1394,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_evolve_design_covers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_out_of_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_proposal_cost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_runner_up_and_explore, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_alignment, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mutation_stays_in_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_breeding_runs_dry, setup, teardown),
 	    cmocka_unit_test(test_admit_not_full),
