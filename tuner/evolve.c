@@ -596,6 +596,11 @@ static int member_qsort_cmp(const void *a, const void *b)
 	return member_cmp(a, b);
 }
 
+static int member_ptr_cmp(const void *a, const void *b)
+{
+	return member_cmp(*(const struct member *const *)a, *(const struct member *const *)b);
+}
+
 /* Append the shapes where cand is slower than the baseline beyond noise; returns how many. */
 static size_t regressions(const struct member *cand, struct strbuf *sb)
 {
@@ -807,6 +812,8 @@ size_t search_final_candidates(const struct search *s, const struct member **out
 		if (evolve_admits(NULL, 0, 1, m, baseline, s->margin, NULL, 0))
 			out[n++] = m;
 	}
+	/* the fittest first, whichever of them arrived in time to be admitted */
+	qsort(out, n, sizeof(*out), member_ptr_cmp);
 	return n;
 }
 

@@ -116,11 +116,14 @@ size_t search_pool(const struct search *s, const struct member **out, size_t max
 size_t search_elite(const struct search *s, const struct member **out, size_t max);
 
 /*
- * Whom the final check (compute-sanitizer) takes, in order: the elite, best
- * first, then the pool's runners-up, best first, that the admission rule
- * would take into an empty elite (none that regresses against the baseline
- * on two shapes). A member the check rejects is replaced by the next of
- * these, never by one the rule kept out.
+ * Whom the final check (compute-sanitizer) takes, in order: the elite and
+ * the pool's runners-up that the admission rule would take into an empty
+ * elite (none that regresses against the baseline on two shapes), fittest
+ * first. The final elite is the first K of these that pass: the fittest
+ * measured, not those that happened to arrive while the elite had room (a
+ * runner-up the margin kept out of a full elite is fitter than the member
+ * that got in first). A member the check rejects is replaced by the next
+ * of these, never by one the rule kept out.
  */
 size_t search_final_candidates(const struct search *s, const struct member **out, size_t max);
 

@@ -1265,6 +1265,49 @@ static void test_final_candidates_follow_the_rule(void **state)
 	search_free(s);
 }
 
+/*
+ * The final elite does not depend on arrival: B (x1.10) got in while the
+ * elite had room, D (x1.12) came later and the 3% margin kept it out of the
+ * full elite; the final candidates put D before B, so the final elite is the
+ * three fittest measured.
+ */
+static void test_final_candidates_fittest_first(void **state)
+{
+	struct search *s = search_new(&cfg, "evolve", 1);
+	const struct member *out[8];
+	struct variant va;
+	struct member m;
+	static const int pts[] = {-1, 10, 20, 30, 40};
+	static const double fit[] = {1.0, 1.20, 1.10, 1.15, 1.12};
+	static const int ids[] = {1, 2, 3, 4, 5}, want[] = {2, 4, 5, 3, 1};
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(pts); i++) {
+		if (pts[i] < 0)
+			baseline_va(&va);
+		else
+			point_at(pts[i], &va);
+		memset(&m, 0, sizeof(m));
+		m.va = va;
+		m.id = ids[i];
+		m.nshapes = 1;
+		m.speedup[0] = m.fitness = fit[i];
+		m.speedup_lo[0] = m.fitness_lo = fit[i] * 0.995;
+		m.speedup_hi[0] = m.fitness_hi = fit[i] * 1.005;
+		search_observe(s, &va, &m);
+	}
+	/* the search's elite kept B, which arrived first, and left D out */
+	assert_int_equal(search_elite(s, out, 8), 3);
+	for (i = 0; i < 3; i++)
+		assert_int_not_equal(out[i]->id, 5);
+	n = search_final_candidates(s, out, 8);
+	assert_int_equal(n, ARRAY_SIZE(want));
+	for (i = 0; i < n; i++)
+		assert_int_equal(out[i]->id, want[i]);
+	search_free(s);
+}
+
 /* Equal fitness is ordered by variant, not by arrival. */
 static void test_elite_ties_by_variant(void **state)
 {
@@ -1408,6 +1451,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_admits_predicts_observe, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_observe_keeps_elite, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_final_candidates_follow_the_rule, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_final_candidates_fittest_first, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_elite_ties_by_variant, setup, teardown),
 	    cmocka_unit_test(test_report_order_of_tied_members),
 	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
