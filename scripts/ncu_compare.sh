@@ -12,7 +12,7 @@
 # configuration out to profile only SDPA's kernels. ncu's default clock control holds the SM at
 # its base clock: durations are longer than timings elsewhere, ratios are what to read.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 [ $# -ge 1 ] || { echo "usage: scripts/ncu_compare.sh B,H,S,D [flash_attn config]" >&2; exit 64; }
 shape=$1
 cfg=${2:-}
