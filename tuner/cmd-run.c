@@ -37,6 +37,11 @@
 	"  --seed N          RNG seed, 0 to 2^64-1 (default: the config's seed)\n"                 \
 	"  --jobs N          parallel compiles, up to 4 per core (default: one per core)\n"        \
 	"  --no-gpu          compile and gate only, even where a GPU is present\n"                 \
+	"  --time D          stop once D of wall time is spent (90, 90s, 10m, 2h): the\n"          \
+	"                    candidates in flight get their verdict, the run is\n"                 \
+	"                    recorded as stopped and --resume continues it\n"                      \
+	"  --evals N         stop the same way once N candidates have their verdict\n"             \
+	"  --gpus LIST       measure on these GPUs, of one model: 0,1 or all (default 0)\n"        \
 	"  --resume[=RUN]    continue a stopped, interrupted or failed run (default:\n"            \
 	"                    the latest) without measuring again what it measured;\n"              \
 	"                    it keeps its seed, population, strategy and timing, so\n"             \
