@@ -72,6 +72,33 @@ static int tied(const struct export_entry *a, const struct export_entry *b)
 	return a->elite && (b->fitness > a->fitness || !(a->fitness_lo > b->fitness_hi));
 }
 
+/*
+ * Why a correct variant ranked among the elite is not in it, where the reason is
+ * the one the measurements show: slower than the baseline beyond noise (the
+ * intervals apart) on two or more shapes, which the elite's admission refuses
+ * whatever the geometric mean (evolve_admits).
+ */
+static void print_regressions(const struct ranking *r, const struct export_entry *e)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nshapes; i++) {
+		if (!e->t[i].measured || !r->base[i].measured ||
+		    !(e->t[i].ci_lo_us > r->base[i].ci_hi_us))
+			continue;
+		sb_addf(&sb, "%s%s", n ? ", " : "", r->shapes[i].name);
+		n++;
+	}
+	if (n >= 2)
+		printf(
+		    "        slower than the baseline beyond noise on %zu shapes (%s): the elite\n"
+		    "        admits no variant that regresses on two or more ('tuner export\n"
+		    "        --per-shape' gives each shape its fastest)\n",
+		    n, sb.buf);
+	sb_release(&sb);
+}
+
 static void print_table(const struct ranking *r, size_t k)
 {
 	size_t i;
@@ -99,6 +126,8 @@ static void print_table(const struct ranking *r, size_t k)
 			printf("        within noise of rank %d: tied members are listed by "
 			       "parameters\n",
 			       e->rank - 1);
+		if (!e->elite)
+			print_regressions(r, e);
 		printf("        %s\n", e->params);
 		print_timings(r, e->t);
 	}
