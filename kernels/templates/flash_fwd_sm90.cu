@@ -522,7 +522,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				const int bh = PERSISTENT ? u / nrow : blockIdx.z * H + blockIdx.y;
 				const int g0 = it * nt;
 
-				if (nt == 0)
+				if (SPLITS > 1 && nt == 0)
 					break; /* an empty split loads nothing */
 				/* Q of the consumers with a row < S; the others run on garbage. */
 				const int live = min(CONSUMERS, (S - m0 + 63) / 64);
@@ -595,7 +595,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 		unsigned p[BLOCK_N / 16][4];
 
 		/* Consumer 0 goes first: the last one passes it the first turn (if there is one). */
-		if (PINGPONG && cw == CONSUMERS - 1 && nt > 0)
+		if (PINGPONG && cw == CONSUMERS - 1 && (SPLITS == 1 || nt > 0))
 			tuner_bar_arrive(kSchedBar, 256);
 
 #pragma unroll 1
@@ -612,7 +612,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			for (int i = 0; i < kD / 2; i++)
 				o[i] = 0.0f;
 
-			if (nt == 0) {
+			if (SPLITS > 1 && nt == 0) {
 				/* An empty split: O = 0 and l = 0 (log-sum-exp -inf, no weight). */
 			} else if (OVERLAP) {
 				tuner_mbar_wait(bar_q, it & 1);
