@@ -53,8 +53,9 @@
  *
  * Tensor maps (made by the host, passed as __grid_constant__ parameters): Q, K, V and O as
  * 3-D tensors [D, S, B * H] (innermost first), 128-byte swizzle, boxes of 64 columns (one
- * 128-byte swizzle span) by 64 rows (Q, O) or BLOCK_N rows (K, V). Rows past S load as zeros
- * and are not stored, so a ragged S needs no special path beyond masking the last key tile.
+ * 128-byte swizzle span) by 64 rows (Q), 64 / SPLITS rows (O) or BLOCK_N rows (K, V). Rows
+ * past S load as zeros and are not stored, so a ragged S needs no special path beyond masking
+ * the last key tile.
  *
  * Shared memory (dynamic; the kernel rounds its base up to 1024 bytes, the swizzle atom):
  *   Q tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      at 0 (reused to stage O)
@@ -63,6 +64,9 @@
  *   O tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      after V (PERSISTENT only)
  *   barriers full_q, empty_q, full_k[STAGES], full_v[STAGES], empty_k[STAGES],
  *            empty_v[STAGES] (8 bytes each)
+ * and with SPLITS > 1, after the key loop, over the tiles from 0: the f32 stage of the partial
+ * O (kBlockM rows of D + 8 floats), kBlockM log-sum-exps, then (1024-aligned) the merged fp16
+ * rows of this block's slice in D/64 chunks of kBlockM / SPLITS swizzled 128-byte rows.
  * Inside a chunk, 16-byte column group g of row r is stored at group g ^ (r % 8) (what TMA's
  * 128-byte swizzle writes and the wgmma descriptors' swizzle mode 1 reads).
  */
