@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Put flash_fwd_sm90 cubins next to PyTorch SDPA (flash and cuDNN), timed the same way.
 
-For each shape in sm90_dev's results (scripts/sm90_dev.sh), the fastest configuration that
-passed is loaded again from its cubin, checked against SDPA's math backend in fp32, and timed
-with BENCH.md's method next to SDPA: CUDA-graph replays of 20 calls, median of 30 samples,
-divided by 20, warm L2, the same fp16 [B, H, S, D] inputs. The tensor maps are made here through
-the driver (ctypes: cuTensorMapEncodeTiled), as kernels/problems/attention_tma.yaml describes.
+For each shape in sm90_dev's results (scripts/sm90_dev.sh), the two fastest configurations
+that passed are loaded again from their cubins, checked against SDPA's math backend in fp32, and
+timed with BENCH.md's method next to SDPA: CUDA-graph replays of 20 calls, median of the
+samples, divided by 20, warm L2, the same fp16 [B, H, S, D] inputs. The timings are interleaved
+so that clock and thermal drift hit every contender alike: R rounds (--rounds, 5), each timing
+ours (both), SDPA flash and SDPA cuDNN in turn (--samples, 10 each); a round gives the ratios
+flash / ours and cuDNN / ours, and the table shows their median over the rounds with the min and
+max, which tells a 1% gap from noise. The tensor maps are made here through the driver (ctypes:
+cuTensorMapEncodeTiled), as kernels/problems/attention_tma.yaml describes.
 
   python3 scripts/bench_sm90.py --results build/sm90_dev/results.txt \
-      --cubins build/sm90_dev/cubin [--json out.json]
+      --cubins build/sm90_dev/cubin [--rounds 5] [--samples 10] [--json out.json]
 
 Needs torch (the GPU machine has it). Prints a Markdown table.
 """
@@ -19,6 +23,7 @@ import json
 import math
 import os
 import re
+import statistics
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -50,24 +55,24 @@ class TensorMap:
 
 
 class Kernel:
-    def __init__(self, cubin, block_n, consumers, smem, persistent=0):
+    def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1):
         self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
         ck(cu.cuModuleLoad(ctypes.byref(self.mod), cubin.encode()), "cuModuleLoad")
         ck(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"flash_fwd_sm90"),
            "cuModuleGetFunction")
         ck(cu.cuFuncSetAttribute(self.fn, MAX_DYN_SMEM, smem), "cuFuncSetAttribute")
         self.block_n, self.consumers, self.smem = block_n, consumers, smem
-        self.persistent = persistent
+        self.persistent, self.splits = persistent, splits
 
     def bind(self, q, k, v, o):
         b, h, s, d = q.shape
         self.maps = [TensorMap(q, 64), TensorMap(k, self.block_n), TensorMap(v, self.block_n),
-                     TensorMap(o, 64)]
+                     TensorMap(o, 64 // self.splits)]
         self.scalars = [ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s),
                         ctypes.c_float(1.0 / math.sqrt(d))]
         ptrs = [m.addr for m in self.maps] + [ctypes.addressof(x) for x in self.scalars]
         self.params = (ctypes.c_void_p * 8)(*ptrs)
-        self.grid = (-(-s // (64 * self.consumers)), h, b)
+        self.grid = (-(-s // (64 * self.consumers)) * self.splits, h, b)
         if self.persistent:  # the sidecar's flat grid of at most PERSISTENT blocks
             self.grid = (min(self.persistent, self.grid[0] * h * b), 1, 1)
 
@@ -77,8 +82,25 @@ class Kernel:
            "cuLaunchKernel")
 
 
-def time_graph(launch, reps=20, samples=30, warm=3):
-    """BENCH.md: median µs per call of CUDA-graph replays of `reps` calls, warm."""
+class Graph:
+    """BENCH.md: a CUDA graph of `reps` calls, warm; sample() is the median µs per call."""
+
+    def __init__(self, launch, reps=20, warm=3):
+        self.g, self.reps = capture(launch, reps, warm), reps
+
+    def sample(self, samples):
+        ts = []
+        for _ in range(samples):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            self.g.replay()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b) * 1000.0 / self.reps)
+        return statistics.median(ts)
+
+
+def capture(launch, reps, warm):
     st = torch.cuda.Stream()
     with torch.cuda.stream(st):
         for _ in range(warm):
@@ -90,30 +112,35 @@ def time_graph(launch, reps=20, samples=30, warm=3):
             launch(st)
     g.replay()
     torch.cuda.synchronize()
-    ts = []
-    for _ in range(samples):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1000.0 / reps)
-    ts.sort()
-    return ts[len(ts) // 2]
+    return g
 
 
-def fastest(results):
-    """shape -> (µs, cubin name) of the fastest passing configuration in sm90_dev's output."""
-    best = {}
+def fastest(results, n=2):
+    """shape -> the n fastest passing configurations in sm90_dev's output, as (µs, name)."""
+    by_shape = {}
     pat = re.compile(r"^PASS (\S+) B,H,S,D=(\S+) .* median_us ([\d.]+)")
     with open(results) as fh:
         for line in fh:
             m = pat.match(line)
             if m:
                 shape, us = tuple(int(x) for x in m.group(2).split(",")), float(m.group(3))
-                if shape not in best or us < best[shape][0]:
-                    best[shape] = (us, os.path.basename(m.group(1))[:-len(".cubin")])
-    return best
+                by_shape.setdefault(shape, {})[os.path.basename(m.group(1))[:-len(".cubin")]] = us
+    return {shape: sorted((us, name) for name, us in cfgs.items())[:n]
+            for shape, cfgs in by_shape.items()}
+
+
+def load(cubins, name):
+    """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2)."""
+    # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS: what the launch depends on.
+    f = dict(re.findall(r"([a-z]+)(\d+)", name))
+    d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
+    smem = 1024 + (64 * c * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + 8 * (2 + 4 * st)
+    return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)))
+
+
+def spread(xs):
+    """median [min-max] of a list of ratios."""
+    return "%.3fx [%.3f-%.3f]" % (statistics.median(xs), min(xs), max(xs)) if xs else "-"
 
 
 def main():
@@ -121,61 +148,81 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--cubins", required=True)
     ap.add_argument("--json")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--samples", type=int, default=10)
     args = ap.parse_args()
 
     torch.zeros(1, device="cuda")  # the primary context, current for the driver calls
     rows = []
-    for shape, (_, name) in sorted(fastest(args.results).items(), key=lambda x: x[0][::-1]):
-        # d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1: D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT
-        # (PINGPONG, OVERLAP, RESCALE, OCCUPANCY: the launch does not depend on them).
-        f = dict(re.findall(r"([a-z]+)(\d+)", name))
-        d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
-        smem = 1024 + (64 * c * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + 8 * (2 + 4 * st)
+    for shape, best in sorted(fastest(args.results).items(), key=lambda x: x[0][::-1]):
         g = torch.Generator(device="cuda").manual_seed(1)
         q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float16)
                    for _ in range(3))
-        o = torch.full(shape, float("nan"), device="cuda", dtype=torch.float16)
         scale = 1.0 / math.sqrt(shape[3])
-        kern = Kernel(os.path.join(args.cubins, name + ".cubin"), bn, c, smem, pe)
-        kern.bind(q, k, v, o)
-        kern.launch(torch.cuda.current_stream())
-        torch.cuda.synchronize()
         with sdpa_kernel(SDPBackend.MATH):
             ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(),
                                                                    v.float(), scale=scale)
-        rel = float((o.float() - ref).norm() / ref.norm())
+        # keep: our kernels and outputs, which the graphs use, alive until the shape is done.
+        graphs, keep, row = {}, [], {"shape": shape, "rel_l2": {}}
+        for _, name in best:
+            o = torch.full(shape, float("nan"), device="cuda", dtype=torch.float16)
+            kern = load(args.cubins, name)
+            kern.bind(q, k, v, o)
+            kern.launch(torch.cuda.current_stream())
+            torch.cuda.synchronize()
+            rel = float((o.float() - ref).norm() / ref.norm())
+            row["rel_l2"][name] = rel
+            if rel < 1e-2:
+                graphs[name] = Graph(kern.launch)
+                keep.append((kern, o))
         del ref
-        row = {"shape": shape, "config": name, "rel_l2": rel,
-               "ours": time_graph(kern.launch) if rel < 1e-2 else None}
         for backend, key in ((SDPBackend.FLASH_ATTENTION, "flash"),
                              (SDPBackend.CUDNN_ATTENTION, "cudnn")):
             def launch(_st, backend=backend):
                 with sdpa_kernel(backend):
                     torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
             try:
-                row[key] = time_graph(launch)
+                graphs[key] = Graph(launch)
             except RuntimeError as e:
-                row[key], row[key + "_why"] = None, str(e).split("\n")[0][:100]
+                row[key + "_why"] = str(e).split("\n")[0][:100]
+        # Interleaved rounds: every contender once per round, in the same order.
+        times = {name: [] for name in graphs}
+        for _ in range(args.rounds):
+            for name, gr in graphs.items():
+                times[name].append(gr.sample(args.samples))
+        ours = [n for n in graphs if n not in ("flash", "cudnn")]
+        row["times"] = times
+        if ours:
+            top = min(ours, key=lambda n: statistics.median(times[n]))
+            row["config"], row["us"] = top, statistics.median(times[top])
+            for key in ("flash", "cudnn"):
+                if key in times:
+                    row[key] = statistics.median(times[key])
+                    row["vs_" + key] = [a / b for a, b in zip(times[key], times[top])]
+            if len(ours) > 1:
+                other = [n for n in ours if n != top][0]
+                row["runner_up"] = other
+                row["vs_runner_up"] = [a / b for a, b in zip(times[other], times[top])]
         flops = 4.0 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
-        row["tflops"] = flops / (row["ours"] * 1e-6) / 1e12 if row["ours"] else None
+        row["tflops"] = flops / (row["us"] * 1e-6) / 1e12 if row.get("us") else None
         rows.append(row)
 
     def f(x):
         return "%.2f" % x if x else "-"
 
-    print("GPU: %s; BENCH.md method (graph of 20 calls, median of 30, warm)" %
-          torch.cuda.get_device_name(0))
+    print("GPU: %s; BENCH.md method (graphs of 20 calls), %d interleaved rounds of %d samples;"
+          " ratios: median [min-max] over the rounds" %
+          (torch.cuda.get_device_name(0), args.rounds, args.samples))
     print()
     print("| shape (B,H,S,D) | config | ours µs | TFLOP/s | SDPA flash µs | SDPA cuDNN µs |"
-          " vs flash | vs cuDNN | rel_l2 |")
+          " vs flash | vs cuDNN | runner-up (its time / ours) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        vf = r["flash"] / r["ours"] if r["ours"] and r.get("flash") else None
-        vc = r["cudnn"] / r["ours"] if r["ours"] and r.get("cudnn") else None
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %.2g |" % (
-            "(%d,%d,%d,%d)" % r["shape"], r["config"], f(r["ours"]), f(r["tflops"]),
-            f(r.get("flash")), f(r.get("cudnn")), "%.2fx" % vf if vf else "-",
-            "%.2fx" % vc if vc else "-", r["rel_l2"]))
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            "(%d,%d,%d,%d)" % r["shape"], r.get("config", "- (no correct config)"),
+            f(r.get("us")), f(r["tflops"]), f(r.get("flash")), f(r.get("cudnn")),
+            spread(r.get("vs_flash")), spread(r.get("vs_cudnn")),
+            "%s %s" % (r["runner_up"], spread(r["vs_runner_up"])) if "runner_up" in r else "-"))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -7,13 +7,16 @@
  *
  *   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
  *        -o sm90_dev
- *   sm90_dev [--time] [--sanitize] CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
+ *   sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] [--profile]
+ *            CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
  *
  * One line per shape: PASS or FAIL, rel_l2 and max_abs against the reference (fp16 inputs drawn
  * from N(0, 1), output poisoned with NaN before the run), and with --time the median µs and
  * TFLOP/s. --sanitize reads the cubin's tuner_san_log after each run (a TUNER_SANITIZE build)
  * and fails on any violation. Exit status: 0 all passed, 1 a check failed, 2 a CUDA error (a
- * faulting kernel leaves the context unusable: the shapes after it are not run).
+ * faulting kernel leaves the context unusable: the shapes after it are not run). --splits is
+ * the SPLITS param (a grid of SPLITS blocks per unit, the O map's box 64 / SPLITS rows);
+ * --profile launches the kernel 5 times and checks nothing (for ncu --launch-skip 3).
  */
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -114,7 +117,7 @@ static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 
 int main(int argc, char **argv)
 {
-	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0;
+	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0, splits = 1, profile = 0;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--time"))
@@ -123,10 +126,14 @@ int main(int argc, char **argv)
 			sanitize = 1;
 		else if (!strcmp(argv[a], "--persistent") && a + 1 < argc)
 			persistent = atoi(argv[++a]); /* the PERSISTENT param: a flat grid */
+		else if (!strcmp(argv[a], "--splits") && a + 1 < argc)
+			splits = atoi(argv[++a]); /* the SPLITS param: clusters of splits */
+		else if (!strcmp(argv[a], "--profile"))
+			profile = 1;
 	}
 	if (argc - a < 5) {
-		fprintf(stderr, "usage: sm90_dev [--time] [--sanitize] [--persistent N] CUBIN "
-		                "BLOCK_N CONSUMERS "
+		fprintf(stderr, "usage: sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] "
+		                "[--profile] CUBIN BLOCK_N CONSUMERS "
 		                "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
 		return 2;
 	}
@@ -166,7 +173,9 @@ int main(int argc, char **argv)
 		fill_normal<<<g, 256>>>(k, n, 2);
 		fill_normal<<<g, 256>>>(v, n, 3);
 		float scale = 1.0f / sqrtf((float)D);
-		attention_ref<<<dim3((S + 127) / 128, B * H), 128>>>(q, k, v, ref, S, D, scale);
+		if (!profile) /* a profile needs no reference (slow at large shapes) */
+			attention_ref<<<dim3((S + 127) / 128, B * H), 128>>>(q, k, v, ref, S, D,
+			                                                      scale);
 		RT(cudaMemset(o, 0xff, n * 2)); /* 0xffff: a NaN half */
 		RT(cudaDeviceSynchronize());
 
@@ -174,10 +183,10 @@ int main(int argc, char **argv)
 		make_map(&maps[0], q, D, S, B * H, 64);
 		make_map(&maps[1], k, D, S, B * H, block_n);
 		make_map(&maps[2], v, D, S, B * H, block_n);
-		make_map(&maps[3], o, D, S, B * H, 64);
+		make_map(&maps[3], o, D, S, B * H, 64 / splits);
 		void *params[] = {&maps[0], &maps[1], &maps[2], &maps[3], &B, &H, &S, &scale};
 		/* The sidecar's launch: one block per unit, or at most `persistent` looping. */
-		unsigned gx = (S + 64 * consumers - 1) / (64 * consumers), gy = H, gz = B;
+		unsigned gx = (S + 64 * consumers - 1) / (64 * consumers) * splits, gy = H, gz = B;
 		if (persistent > 0) {
 			gx = std::min((unsigned)persistent, gx * H * B);
 			gy = gz = 1;
@@ -187,6 +196,18 @@ int main(int argc, char **argv)
 			                  params, nullptr));
 		};
 
+		if (profile) {
+			for (int r = 0; r < 5; r++)
+				launch();
+			RT(cudaStreamSynchronize(st));
+			printf("PROFILED %s B,H,S,D=%d,%d,%d,%d\n", cubin, B, H, S, D);
+			RT(cudaFree(q));
+			RT(cudaFree(k));
+			RT(cudaFree(v));
+			RT(cudaFree(o));
+			RT(cudaFree(ref));
+			continue;
+		}
 		if (sanitize)
 			CK(cuMemsetD8(san, 0, san_size));
 		launch();

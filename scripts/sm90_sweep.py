@@ -10,6 +10,7 @@ constraints reject are compiled too, to show what each constraint keeps out.
 
   python3 scripts/sm90_sweep.py [--nvrtc build/nvrtc_compile] [--sanitize] [--all] [-j 2]
       [--sidecar kernels/templates/flash_fwd_sm90.yaml] [--dims 64,128] [--json out.json]
+      [--where 'SPLITS > 1']
 
 Without --nvrtc it runs nvcc (-gencode=arch=compute_90a,code=sm_90a). Exit status 1 when an
 admitted point fails any check.
@@ -85,6 +86,7 @@ def main():
     ap.add_argument("--dims", default="64,128", help="head dims D to enumerate")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--json", help="write every point's result here")
+    ap.add_argument("--where", help="only the points where this C expression holds (e.g. SPLITS > 1)")
     args = ap.parse_args()
 
     with open(args.sidecar) as fh:
@@ -96,6 +98,8 @@ def main():
         for values in itertools.product(*(side["params"][n] for n in names)):
             pt = dict(zip(names, values))
             pt["D"] = d
+            if args.where and not evaluate(args.where, dict(pt)):
+                continue
             ok_c = all(evaluate(c, dict(pt)) for c in side.get("constraints") or [])
             smem = evaluate(side["smem_bytes"], dict(pt))
             points.append((pt, ok_c, smem, ok_c and smem <= SMEM_LIMIT))

@@ -3,7 +3,7 @@
  * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
  *
  * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, RESCALE, PERSISTENT, OCCUPANCY,
- * SHAPE_D (64 or 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
+ * SPLITS, SHAPE_D (64 or 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
  * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
  * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
  *
@@ -24,6 +24,17 @@
  * registers (the accumulator layout of S is the A-fragment layout of P) and V from shared
  * memory N-major.
  *
+ * Split-KV (SPLITS > 1, for grids that leave SMs idle): the keys of a unit are shared by
+ * SPLITS blocks, adjacent in x, that form one thread-block cluster (__cluster_dims__: a plain
+ * launch); split r walks key tiles [r ntiles / SPLITS, (r + 1) ntiles / SPLITS) (none when
+ * ntiles < SPLITS). After the key loop each block stages its partial O (normalised, f32) and
+ * its rows' log-sum-exp (log2 units) over its own Q/K/V tiles, the cluster syncs, and block r
+ * merges rows [r, r + 1) x kBlockM / SPLITS of all SPLITS partials through distributed
+ * shared memory (mapa + ld.shared::cluster), exactly: O = sum w_s O_s / sum w_s, w_s =
+ * 2^(lse_s - max lse); it stores them by TMA in boxes of 64 / SPLITS rows (the O map's box);
+ * a second cluster sync keeps every stage alive until all reads are done. One launch, no
+ * scratch. Not with PERSISTENT.
+ *
  * Overlap, as tunables:
  *  - OVERLAP=1 (intra-warpgroup): the S GEMM of tile j and the P V GEMM of tile j - 1 are
  *    issued together; the softmax of tile j runs while P V of tile j - 1 is on the tensor
@@ -42,8 +53,9 @@
  *
  * Tensor maps (made by the host, passed as __grid_constant__ parameters): Q, K, V and O as
  * 3-D tensors [D, S, B * H] (innermost first), 128-byte swizzle, boxes of 64 columns (one
- * 128-byte swizzle span) by 64 rows (Q, O) or BLOCK_N rows (K, V). Rows past S load as zeros
- * and are not stored, so a ragged S needs no special path beyond masking the last key tile.
+ * 128-byte swizzle span) by 64 rows (Q), 64 / SPLITS rows (O) or BLOCK_N rows (K, V). Rows
+ * past S load as zeros and are not stored, so a ragged S needs no special path beyond masking
+ * the last key tile.
  *
  * Shared memory (dynamic; the kernel rounds its base up to 1024 bytes, the swizzle atom):
  *   Q tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      at 0 (reused to stage O)
@@ -52,6 +64,9 @@
  *   O tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      after V (PERSISTENT only)
  *   barriers full_q, empty_q, full_k[STAGES], full_v[STAGES], empty_k[STAGES],
  *            empty_v[STAGES] (8 bytes each)
+ * and with SPLITS > 1, after the key loop, over the tiles from 0: the f32 stage of the partial
+ * O (kBlockM rows of D + 8 floats), kBlockM log-sum-exps, then (1024-aligned) the merged fp16
+ * rows of this block's slice in D/64 chunks of kBlockM / SPLITS swizzled 128-byte rows.
  * Inside a chunk, 16-byte column group g of row r is stored at group g ^ (r % 8) (what TMA's
  * 128-byte swizzle writes and the wgmma descriptors' swizzle mode 1 reads).
  */
@@ -61,7 +76,7 @@
 
 #if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
     !defined(OVERLAP) || !defined(RESCALE) || !defined(PERSISTENT) || !defined(OCCUPANCY) ||       \
-    !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
+    !defined(SPLITS) || !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
 #error "flash_fwd_sm90.cu needs the tuner's preamble (the params, SHAPE_D, TUNER_SMEM_BYTES)"
 #endif
 
@@ -101,6 +116,20 @@ enum : int {
 	                                 : 240,
 	kSchedBar = 1, /* named barriers kSchedBar + c: consumer c may issue its GEMMs */
 	kEpiBar = 4,   /* named barriers kEpiBar + c: consumer c's O tile is staged */
+	kAllBar = 7,   /* named barrier 7: every consumer thread (SPLITS > 1) */
+	/*
+	 * SPLITS > 1: the f32 stage of the partial O (kBlockM rows of D + 8 floats: a quad's
+	 * float2 stores of eight rows fall in distinct banks), its log-sum-exps, and the merged
+	 * fp16 rows this block stores (kSliceRows, 128-byte swizzled chunks as the O map's), all
+	 * over the Q and K/V tiles, which are free once every consumer's GEMMs have completed.
+	 */
+	kStageStride = kD + 8,
+	kLseOff = kBlockM * kStageStride * 4,
+	kSliceRows = kBlockM / SPLITS,
+	kBoxRows = 64 / SPLITS, /* rows of the O map's box */
+	kOutOff = (kLseOff + kBlockM * 4 + 1023) / 1024 * 1024,
+	kOutChunk = kSliceRows * 128,
+	kMergeEnd = kOutOff + kChunks * kOutChunk,
 };
 
 static_assert(kD == 64 || kD == 128, "the head dim must be 64 or 128");
@@ -112,6 +141,11 @@ static_assert(!PINGPONG || CONSUMERS >= 2, "pingpong needs two consumer warpgrou
 static_assert(RESCALE >= 0 && RESCALE <= 3 && (RESCALE == 0 || OVERLAP),
               "RESCALE places the O rescale of the overlapped loop");
 static_assert(PERSISTENT >= 0, "PERSISTENT is a block count (0: one block per unit)");
+static_assert(SPLITS == 1 || SPLITS == 2 || SPLITS == 4,
+              "a cluster of 1, 2 or 4 blocks, each storing whole 64 / SPLITS-row O boxes");
+static_assert(SPLITS == 1 || PERSISTENT == 0, "split-KV is a grid of one block per split");
+static_assert(SPLITS == 1 || kMergeEnd <= kBarOff,
+              "the split's stage and merged rows must fit over the Q and K/V tiles");
 static_assert(OCCUPANCY == 1 || (OCCUPANCY == 2 && CONSUMERS == 1),
               "two blocks per SM only with one consumer warpgroup");
 static_assert(128 * (kProducerRegs + CONSUMERS * kConsumerRegs) <= 65536 / OCCUPANCY,
@@ -309,9 +343,122 @@ __device__ __forceinline__ void turn_pass(int cw, bool last)
 		tuner_bar_arrive(kSchedBar + (cw + 1) % CONSUMERS, 256);
 }
 
+/* ---------------------------------------------------------------- split-KV cluster */
+
+/* This block's rank in its cluster (its split). */
+__device__ __forceinline__ int cluster_rank(void)
+{
+	unsigned r;
+
+	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return (int)r;
+}
+
+/* The shared::cluster address of shared address a in the shared memory of block `rank`. */
+__device__ __forceinline__ unsigned cluster_addr(unsigned a, int rank)
+{
+	unsigned r;
+
+	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+	return r;
+}
+
+__device__ __forceinline__ float cluster_ld(unsigned a)
+{
+	float v;
+
+	asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+	return v;
+}
+
+__device__ __forceinline__ float4 cluster_ld4(unsigned a)
+{
+	float4 v;
+
+	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+	             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+	             : "r"(a)
+	             : "memory");
+	return v;
+}
+
+/*
+ * Every thread of the cluster (producers too, converged warps) arrives and waits: shared
+ * memory written before is visible to every block of the cluster after.
+ */
+__device__ __forceinline__ void cluster_sync(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;\n"
+	             "barrier.cluster.wait.acquire.aligned;\n" ::
+	                 : "memory");
+}
+
+/*
+ * Merge the splits' partial O (SPLITS > 1), after the first cluster sync: consumer thread
+ * t of the block merges (row, 8-column group) items t, t + 128 CONSUMERS, ... of the block's
+ * slice (rows rank * kSliceRows ...) from every split's stage, and writes them as fp16 into
+ * the block's out chunks (128-byte swizzle: 16-byte group g of row i at g ^ (i % 8)).
+ */
+__device__ __forceinline__ void merge_splits(unsigned base, unsigned char *out, int rank, int t)
+{
+	const unsigned lse_st = base + kLseOff;
+
+#pragma unroll 1
+	for (int i = t; i < kSliceRows * (kD / 8); i += CONSUMERS * 128) {
+		const int rr = i / (kD / 8), c = i % (kD / 8);
+		const int row = rank * kSliceRows + rr;
+		float lse[SPLITS], mx = neg_inf(), acc[8], sum = 0.0f;
+
+#pragma unroll
+		for (int sp = 0; sp < SPLITS; sp++) {
+			lse[sp] = cluster_ld(cluster_addr(lse_st + row * 4, sp));
+			mx = fmaxf(mx, lse[sp]);
+		}
+#pragma unroll
+		for (int e = 0; e < 8; e++)
+			acc[e] = 0.0f;
+#pragma unroll
+		for (int sp = 0; sp < SPLITS; sp++) {
+			/* A split that saw no key (-inf) weighs nothing. */
+			if (lse[sp] == neg_inf())
+				continue;
+			const float w = tuner_exp2(lse[sp] - mx);
+			const unsigned a =
+			    cluster_addr(base + (row * kStageStride + c * 8) * 4, sp);
+			const float4 x = cluster_ld4(a), y = cluster_ld4(a + 16);
+
+			sum += w;
+			acc[0] += w * x.x;
+			acc[1] += w * x.y;
+			acc[2] += w * x.z;
+			acc[3] += w * x.w;
+			acc[4] += w * y.x;
+			acc[5] += w * y.y;
+			acc[6] += w * y.z;
+			acc[7] += w * y.w;
+		}
+		const float inv = 1.0f / sum;
+		uint4 v;
+
+		v.x = tuner_pack_half2(acc[0] * inv, acc[1] * inv);
+		v.y = tuner_pack_half2(acc[2] * inv, acc[3] * inv);
+		v.z = tuner_pack_half2(acc[4] * inv, acc[5] * inv);
+		v.w = tuner_pack_half2(acc[6] * inv, acc[7] * inv);
+		tuner_st(reinterpret_cast<uint4 *>(out + (c / 8) * kOutChunk + rr * 128 +
+		                                   ((c % 8) ^ (rr % 8)) * 16),
+		         v);
+	}
+}
+
 } /* namespace */
 
-extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
+#if SPLITS > 1
+#define SM90_CLUSTER __cluster_dims__(SPLITS, 1, 1)
+#else
+#define SM90_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
     flash_fwd_sm90(const __grid_constant__ tuner_tensormap Qmap,
                    const __grid_constant__ tuner_tensormap Kmap,
                    const __grid_constant__ tuner_tensormap Vmap,
@@ -333,6 +480,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 	const int units = PERSISTENT ? nrow * H * B : 1;
 	const int first = PERSISTENT ? blockIdx.x : 0;
 	const int stride = PERSISTENT ? gridDim.x : 1;
+	/*
+	 * Split-KV: block x is row block x / SPLITS and split x % SPLITS (its cluster rank);
+	 * it walks key tiles jb .. jb + nt - 1 (nt = 0: a split past the last tile).
+	 */
+	const int split = SPLITS > 1 ? cluster_rank() : 0;
+	const int jb = split * ntiles / SPLITS;
+	const int nt = (split + 1) * ntiles / SPLITS - jb;
+	const int rowblock = (int)blockIdx.x / SPLITS;
 
 /*
  * Barriers: full_q, empty_q (Q landed; every consumer's last S GEMM of the unit done),
@@ -367,9 +522,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 		if (threadIdx.x == 0) {
 #pragma unroll 1
 			for (int u = first, it = 0; u < units; u += stride, it++) {
-				const int m0 = (PERSISTENT ? u % nrow : blockIdx.x) * kBlockM;
+				const int m0 = (PERSISTENT ? u % nrow : rowblock) * kBlockM;
 				const int bh = PERSISTENT ? u / nrow : blockIdx.z * H + blockIdx.y;
-				const int g0 = it * ntiles;
+				const int g0 = it * nt;
+
+				if (SPLITS > 1 && nt == 0)
+					break; /* an empty split loads nothing */
 				/* Q of the consumers with a row < S; the others run on garbage. */
 				const int live = min(CONSUMERS, (S - m0 + 63) / 64);
 				int ok = 1;
@@ -398,13 +556,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 				 * phase before phase 0).
 				 */
 #pragma unroll 1
-				for (int j = 0; j < ntiles + OVERLAP; j++) {
-					if (j < ntiles) {
+				for (int j = 0; j < nt + OVERLAP; j++) {
+					if (j < nt) {
 						const int g = g0 + j;
 
 						tuner_mbar_wait(EMPTY_K(STAGE(g)), PHASE(g) ^ 1);
 						load_kv(&Kmap, base + kKOff + STAGE(g) * kKVTile,
-						        FULL_K(STAGE(g)), j * BLOCK_N, bh);
+						        FULL_K(STAGE(g)), (jb + j) * BLOCK_N, bh);
 					}
 					const int v = j - OVERLAP;
 					if (v >= 0) {
@@ -412,10 +570,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 
 						tuner_mbar_wait(EMPTY_V(STAGE(g)), PHASE(g) ^ 1);
 						load_kv(&Vmap, base + kVOff + STAGE(g) * kKVTile,
-						        FULL_V(STAGE(g)), v * BLOCK_N, bh);
+						        FULL_V(STAGE(g)), (jb + v) * BLOCK_N, bh);
 					}
 				}
 			}
+		}
+		if (SPLITS > 1) {
+			/* The consumers' two cluster syncs (stage written; merged). */
+			__syncwarp();
+			cluster_sync();
+			cluster_sync();
 		}
 	} else {
 		/* ------------------------------------------------------------ consumers */
@@ -434,15 +598,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 		float s[BLOCK_N / 2];
 		unsigned p[BLOCK_N / 16][4];
 
-		/* Consumer 0 goes first: the last one passes it the first turn. */
-		if (PINGPONG && cw == CONSUMERS - 1)
+		/* Consumer 0 goes first: the last one passes it the first turn (if there is one). */
+		if (PINGPONG && cw == CONSUMERS - 1 && (SPLITS == 1 || nt > 0))
 			tuner_bar_arrive(kSchedBar, 256);
 
 #pragma unroll 1
 		for (int u = first, it = 0; u < units; u += stride, it++) {
-			const int m0 = (PERSISTENT ? u % nrow : blockIdx.x) * kBlockM;
+			const int m0 = (PERSISTENT ? u % nrow : rowblock) * kBlockM;
 			const int bh = PERSISTENT ? u / nrow : blockIdx.z * H + blockIdx.y;
-			const int g0 = it * ntiles;
+			const int g0 = it * nt;
 			const bool last_unit = u + stride >= units;
 			float row_max[2] = {neg_inf(), neg_inf()}, row_sum[2] = {0.0f, 0.0f};
 			float alpha[2], sum[2];
@@ -451,9 +615,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 #pragma unroll
 			for (int i = 0; i < kD / 2; i++)
 				o[i] = 0.0f;
-			tuner_mbar_wait(bar_q, it & 1);
 
-			if (OVERLAP) {
+			if (SPLITS > 1 && nt == 0) {
+				/* An empty split: O = 0 and l = 0 (log-sum-exp -inf, no weight). */
+			} else if (OVERLAP) {
+				tuner_mbar_wait(bar_q, it & 1);
 				/* Tile 0: S alone. */
 				tuner_mbar_wait(FULL_K(STAGE(g0)), PHASE(g0));
 				turn_wait(cw);
@@ -462,8 +628,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(s);
 				tuner_mbar_arrive(EMPTY_K(STAGE(g0)));
-				moved = softmax_tile(s, row_max, alpha, sum, scale_log2, 0, S,
-				                     ragged && ntiles == 1);
+				moved = softmax_tile(s, row_max, alpha, sum, scale_log2, jb * BLOCK_N, S,
+				                     ragged && jb == ntiles - 1);
 				pack_p(s, p, row_sum, alpha, sum);
 				moved = false; /* O is 0: nothing to rescale */
 
@@ -476,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 				 * exactly 1).
 				 */
 #pragma unroll 1
-				for (int j = 1; j < ntiles; j++) {
+				for (int j = 1; j < nt; j++) {
 					const int g = g0 + j;
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
@@ -490,9 +656,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 					tuner_wgmma_wait<1>();
 					tuner_reg_fence(s);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
-					moved =
-					    softmax_tile(s, row_max, alpha, sum, scale_log2,
-					                 j * BLOCK_N, S, ragged && j == ntiles - 1);
+					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+					                     (jb + j) * BLOCK_N, S,
+					                     ragged && jb + j == ntiles - 1);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(o);
 #pragma unroll
@@ -507,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 					tuner_mbar_arrive(EMPTY_Q); /* every S GEMM has completed */
 
 				/* P V of the last tile. */
-				const int gl = g0 + ntiles - 1;
+				const int gl = g0 + nt - 1;
 				tuner_mbar_wait(FULL_V(STAGE(gl)), PHASE(gl));
 				turn_wait(cw);
 				if (RESCALE == 1 || (RESCALE >= 2 && moved))
@@ -518,8 +684,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 				tuner_reg_fence(o);
 				tuner_mbar_arrive(EMPTY_V(STAGE(gl)));
 			} else {
+				tuner_mbar_wait(bar_q, it & 1);
 #pragma unroll 1
-				for (int j = 0; j < ntiles; j++) {
+				for (int j = 0; j < nt; j++) {
 					const int g = g0 + j;
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
@@ -529,15 +696,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(s);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
-					moved =
-					    softmax_tile(s, row_max, alpha, sum, scale_log2,
-					                 j * BLOCK_N, S, ragged && j == ntiles - 1);
+					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+					                     (jb + j) * BLOCK_N, S,
+					                     ragged && jb + j == ntiles - 1);
 					rescale_o(o, alpha);
 					pack_p(s, p, row_sum, alpha, sum);
 					tuner_mbar_wait(FULL_V(STAGE(g)), PHASE(g));
 					turn_wait(cw);
 					gemm_pv(o, p, base + kVOff + STAGE(g) * kKVTile);
-					turn_pass(cw, last_unit && j == ntiles - 1);
+					turn_pass(cw, last_unit && j == nt - 1);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(o);
 #pragma unroll
@@ -549,6 +716,63 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY)
 					tuner_mbar_arrive(EMPTY_Q);
 			}
 			(void)moved;
+
+			if (SPLITS > 1) {
+				/*
+				 * Split-KV epilogue (one unit): once every consumer's GEMMs have
+				 * completed (the Q and K/V tiles are free), stage the partial O
+				 * normalised by its own sum, and each row's log-sum-exp in log2 units
+				 * (the max is in raw score units: scaled here); merge this block's
+				 * slice of rows from the whole cluster; store it by TMA in boxes of
+				 * kBoxRows rows (rows past S clipped by the map).
+				 */
+				unsigned char *sm = smem_raw + (base - tuner_smem_addr(smem_raw));
+				float *stage = reinterpret_cast<float *>(sm);
+
+				tuner_bar_sync(kAllBar, CONSUMERS * 128);
+#pragma unroll
+				for (int r = 0; r < 2; r++) {
+					float l = row_sum[r];
+
+					l += __shfl_xor_sync(0xffffffffu, l, 1);
+					l += __shfl_xor_sync(0xffffffffu, l, 2);
+					const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+					const int row = cw * 64 + warp * 16 + lane / 4 + r * 8;
+					float *dst = stage + row * kStageStride + (lane % 4) * 2;
+#pragma unroll
+					for (int j = 0; j < kD / 8; j++)
+						tuner_st(reinterpret_cast<float2 *>(dst + j * 8),
+						         make_float2(o[4 * j + 2 * r] * inv,
+						                     o[4 * j + 2 * r + 1] * inv));
+					if (lane % 4 == 0)
+						stage[kLseOff / 4 + row] =
+						    l > 0.0f ? row_max[r] * scale_log2 + __log2f(l)
+						             : neg_inf();
+				}
+				cluster_sync();
+				merge_splits(base, sm + kOutOff, split, cw * 128 + t);
+				tuner_fence_proxy_async();
+				tuner_bar_sync(kAllBar, CONSUMERS * 128);
+				if (cw == 0 && t == 0) {
+					for (int b = 0; b < CONSUMERS; b++) {
+						const int r0 = m0 + split * kSliceRows + b * kBoxRows;
+
+						if (r0 < S)
+#pragma unroll
+							for (int k = 0; k < kChunks; k++)
+								tuner_tma_store_3d(
+								    &Omap, k * 64, r0, bh,
+								    base + kOutOff + k * kOutChunk +
+								        b * kBoxRows * 128,
+								    kBoxRows * 128);
+					}
+					tuner_tma_store_commit();
+					tuner_tma_store_wait_read();
+				}
+				/* Every block's stage stays until the whole cluster has merged. */
+				cluster_sync();
+				continue;
+			}
 
 			/*
 			 * Epilogue: normalise, stage O in o_tile (without PERSISTENT this
