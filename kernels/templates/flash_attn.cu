@@ -414,7 +414,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 	/* One key tile, t its index. */
 	auto step = [&](int t) {
 		unsigned kb, vb; /* this tile's K and V ldmatrix bases */
-		const unsigned qb = opaque(q_base);
+		const unsigned qb = Q_REGS ? 0u : opaque(q_base); /* Q_REGS: Q is in registers */
 
 		if constexpr (STAGES == 1) {
 			/* K(t) has landed; every warp is done with V(t - 1). */
