@@ -15,7 +15,7 @@ One process on the GPU machine, nothing built but the family's own NVRTC compile
   4. a Markdown table, the best single configuration over the suite, and ncu commands.
 
   python3 scripts/flash_attn_bench.py [--config configs/attention.yaml] [--out DIR]
-      [--only SPLITS=4,...] [--specs D=64,causal=0] [--top 3] [--sanitize]
+      [--only SPLITS=4,STAGES=1/3,...] [--specs D=64,causal=0] [--top 3] [--sanitize]
   python3 scripts/flash_attn_bench.py --profile BLOCK_M=64,... --shape 1,8,512,64,0   # for ncu
 
 Needs torch and cupy (the GPU machine has both).
@@ -46,6 +46,12 @@ def log(*a):
 
 def parse_kv(s):
     return {k: int(v) for k, v in (kv.split("=") for kv in s.split(","))} if s else {}
+
+
+def parse_only(s):
+    """--only: NAME=V or NAME=V1/V2 (any of the values), comma-separated."""
+    return {k: [int(x) for x in v.split("/")] for k, v in (kv.split("=") for kv in s.split(","))} \
+        if s else {}
 
 
 def cfg_str(cfg):
@@ -134,12 +140,12 @@ class Bench:
 def compile_space(fam, specs, args, arch, out_dir):
     """Admitted configurations per spec and their compiled variants' paths."""
     smem_limit = fc.SMEM_OPTIN.get(arch.rstrip("a"), 232448)
-    only = parse_kv(args.only)
+    only = parse_only(args.only)
     jobs, admitted, gate_counts = [], {}, {}
     for key, (spec, shape) in specs.items():
         admitted[key] = []
         for cfg in fam.space():
-            if any(cfg.get(k) != v for k, v in only.items()):
+            if any(cfg.get(k) not in v for k, v in only.items()):
                 continue
             smem, why = fam.gates(cfg, shape, smem_limit)
             if why:
@@ -161,7 +167,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default=os.path.join(af.ROOT, "configs/attention.yaml"))
     ap.add_argument("--sidecar", help="default: the config's template")
-    ap.add_argument("--only", default="", help="fix params: SPLITS=4,Q_REGS=1")
+    ap.add_argument("--only", default="", help="fix params: SPLITS=4,Q_REGS=1,STAGES=1/3")
     ap.add_argument("--specs", action="append", default=[], help="D=64,causal=0 (repeatable)")
     ap.add_argument("--top", type=int, default=3, help="re-timed per shape")
     ap.add_argument("--quick", default="5,5", help="reps,samples of the quick timing")

@@ -48,9 +48,11 @@ profile() {
 	ncu --import "$OUT/${name}_$tag.ncu-rep" --page source --print-source sass --csv \
 		>"$OUT/${name}_$tag.sass.csv"
 }
-profile fa2 'flash_fwd' python3 "$sdpa" flash "$shape"
-profile cudnn 'sdpa|fmha|cudnn|attn' python3 "$sdpa" cudnn "$shape"
-[ -z "$cfg" ] || profile ours '^flash_attn$' python3 scripts/flash_attn_bench.py \
+# NCU_WHICH: the kernels to profile, of "fa2 cudnn ours" (default all three).
+which=" ${NCU_WHICH:-fa2 cudnn ours} "
+[[ $which != *" fa2 "* ]] || profile fa2 'flash_fwd' python3 "$sdpa" flash "$shape"
+[[ $which != *" cudnn "* ]] || profile cudnn 'sdpa|fmha|cudnn|attn' python3 "$sdpa" cudnn "$shape"
+[ -z "$cfg" ] || [[ $which != *" ours "* ]] || profile ours '^flash_attn$' python3 scripts/flash_attn_bench.py \
 	--config configs/attention.yaml --profile "$cfg" --shape "$shape,0"
 rm -f "$sdpa"
 

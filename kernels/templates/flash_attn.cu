@@ -74,11 +74,13 @@ enum : int {
 	kWarpRows = BLOCK_M / NUM_WARPS, /* query rows per warp */
 	kMT = kWarpRows / 16,            /* m16 row tiles per warp */
 	kChunks = kD / 8,                /* 16-byte chunks per row */
+	kLoadRows = kThreads / kChunks,  /* rows a tile load covers per step */
 	kRow = kD + (SWIZZLE ? 0 : 8),   /* row stride of every tile, in elements */
 	/* The layout, in elements (see the sidecar's layout). */
 	kQOff = 0,
 	kKOff = kQOff + BLOCK_M * kRow,
 	kVOff = kKOff + STAGES * BLOCK_N * kRow,
+	kSlotBytes = BLOCK_N * kRow * 2, /* one K or V tile of the ring, in bytes */
 	/* A row can see no key in a split only when the split ends before the diagonal. */
 	kRowsCanBeEmpty = kCausal && SPLITS > 1,
 	/* COMBINE=1: the splits of a query block are one cluster and merge in shared memory. */
@@ -99,6 +101,9 @@ static_assert(BLOCK_N % 16 == 0, "BLOCK_N must be a multiple of the mma k (16)")
 static_assert(kD % 16 == 0, "the head dim must be a multiple of 16");
 static_assert(!SWIZZLE || kChunks % 8 == 0, "the XOR swizzle permutes groups of 8 chunks");
 static_assert(STAGES >= 1, "STAGES must be at least 1");
+static_assert(kThreads % kChunks == 0 && BLOCK_N % kLoadRows == 0 && BLOCK_M % kLoadRows == 0 &&
+                  (!SWIZZLE || kLoadRows % 8 == 0),
+              "a tile load is whole rows a step, each thread at one fixed (swizzled) chunk");
 static_assert(SPLITS >= 1, "SPLITS must be at least 1");
 static_assert(!kCluster || (SPLITS <= 8 && BLOCK_M % SPLITS == 0),
               "a cluster is at most 8 blocks (portable), each merging whole rows");
@@ -188,28 +193,114 @@ __device__ __forceinline__ int tile_off(int r, int c)
 }
 
 /*
- * Issue the cp.asyncs of `rows` rows of one [S, D] head starting at row0 into a tile;
- * rows at or past S are zero-filled (their source is clamped to row 0, never read).
- * Not unrolled: unrolled, every address is hoisted out of the tile loop and costs a
- * register (flash_fwd's measurement, reports/kernel-dev.md).
+ * The shared-window address of the fragment k step kk (chunks 2 kk and 2 kk + 1) reads, `rows`
+ * rows (a multiple of 16) below the row of `base`, where base is the address of this lane's
+ * chunk 0 or 1 (tile_off) of a tile that starts at a multiple of 128 bytes. The swizzle permutes
+ * chunks within groups of 8 by the row's low 3 bits, which no k step or row offset here changes:
+ * chunk (2 kk + c0) ^ r7 = 8 (kk / 4) + ((2 (kk % 4)) ^ (c0 ^ r7)), so the k step is an XOR of
+ * bits 5-6 of the byte address (one LOP3, shared by every row offset) plus an immediate, and
+ * without the swizzle a plain immediate.
  */
-template <int rows>
-__device__ __forceinline__ void load_tile(elem_t *tile, const elem_t *head, int row0, int S)
+__device__ __forceinline__ unsigned frag_addr(unsigned base, int kk, int rows)
 {
-	constexpr int total = rows * kChunks;
+	if (SWIZZLE)
+		return (base ^ (unsigned)((kk % 4) * 32)) +
+		       (unsigned)(((kk / 4) * 128) + rows * kRow * 2);
+	return base + (unsigned)(kk * 32 + rows * kRow * 2);
+}
 
+/*
+ * x, which the compiler can no longer see through: an address derived from it inside the key
+ * loop is recomputed there (one instruction) rather than hoisted out of the loop, where each
+ * would hold a register across the whole loop.
+ */
+__device__ __forceinline__ unsigned opaque(unsigned x)
+{
+	asm volatile("mov.b32 %0, %0;" : "+r"(x));
+	return x;
+}
+
+/*
+ * ldmatrix and cp.async on shared-window addresses (tuner_device.cuh's take generic pointers,
+ * whose conversion the compiler re-did at every use); the sanitize build checks them the same
+ * way tuner_device.cuh does.
+ */
+__device__ __forceinline__ void ldsm_x4(unsigned r[4], unsigned a)
+{
+#ifdef TUNER_SANITIZE
+	if (!tuner_san_ldmatrix_ok(a)) {
+		r[0] = r[1] = r[2] = r[3] = 0;
+		return;
+	}
+#endif
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+	             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+	             : "r"(a));
+}
+
+__device__ __forceinline__ void ldsm_x4_trans(unsigned r[4], unsigned a)
+{
+#ifdef TUNER_SANITIZE
+	if (!tuner_san_ldmatrix_ok(a)) {
+		r[0] = r[1] = r[2] = r[3] = 0;
+		return;
+	}
+#endif
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+	             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+	             : "r"(a));
+}
+
+/* 16 bytes global -> shared; with kZfill, zeros unless ok (src must still be valid). */
+template <bool kZfill>
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void *src, bool ok)
+{
+#ifdef TUNER_SANITIZE
+	int good = tuner_san_shared_ok(TUNER_SAN_CP_ASYNC, dst, 16, 1);
+
+	good &= tuner_san_global_ok(TUNER_SAN_CP_ASYNC, src, 16, 0);
+	if (!good)
+		return;
+#endif
+	if constexpr (kZfill)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+		             "r"(ok ? 16 : 0)
+		             : "memory");
+	else
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src)
+		             : "memory");
+}
+
+/*
+ * Issue the cp.asyncs of `rows` rows of a tile. Thread i copies chunk i % kChunks of rows
+ * i / kChunks + k kLoadRows: its destination and source are one base each (dst, src) plus
+ * compile-time offsets, since kLoadRows is a multiple of the swizzle's 8 rows. Unmasked, the
+ * steps are unrolled (each an LDGSTS with immediate offsets); masked (a tile reaching past the
+ * tensor's end: at most the last one or two of a block), a row at or past the end (k kLoadRows
+ * >= rem, rem = rows left from this thread's first) is zero-filled from `safe`, a valid address
+ * never read, in a loop: unrolled, its addresses cost registers the d128 points do not have.
+ */
+template <int rows, bool masked>
+__device__ __forceinline__ void load_tile(unsigned dst, const elem_t *src, int rem,
+                                          const elem_t *safe)
+{
+	if constexpr (masked) {
 #pragma unroll 1
-	for (int k = 0; k < (total + kThreads - 1) / kThreads; k++) {
-		int i = k * kThreads + (int)threadIdx.x;
+		for (int k = 0; k < rows / kLoadRows; k++) {
+			const bool ok = k * kLoadRows < rem;
 
-		if (total % kThreads == 0 || i < total) {
-			int r = i / kChunks, c = i % kChunks;
-			int g = row0 + r;
-			int ok = g < S;
-			const elem_t *src = head + (size_t)(ok ? g : 0) * kD + c * 8;
-
-			tuner_cp_async_16(tile + tile_off(r, c), src, ok ? 16 : 0);
+			cp_async_16<true>(dst + (unsigned)(k * kLoadRows * kRow * 2),
+			                  ok ? src + k * kLoadRows * kD : safe, ok);
 		}
+	} else {
+#ifdef TUNER_SANITIZE
+#pragma unroll 1 /* each checked cp.async is a call: unrolled, the d128 points spill */
+#else
+#pragma unroll
+#endif
+		for (int k = 0; k < rows / kLoadRows; k++)
+			cp_async_16<false>(dst + (unsigned)(k * kLoadRows * kRow * 2),
+			                   src + k * kLoadRows * kD, true);
 	}
 }
 
@@ -226,11 +317,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
                const elem_t *__restrict__ V, elem_t *__restrict__ O, float *__restrict__ Opart,
                float *__restrict__ Lse, int B, int H, int S, float softmax_scale)
 {
-	extern __shared__ __align__(16) unsigned char smem_raw[];
+	/* 128-byte aligned: frag_addr's XOR needs every tile to start at a multiple of 128. */
+	extern __shared__ __align__(128) unsigned char smem_raw[];
 	elem_t *smem = reinterpret_cast<elem_t *>(smem_raw);
 	elem_t *Qs = smem + kQOff;
-	elem_t *Ks = smem + kKOff;
-	elem_t *Vs = smem + kVOff;
 
 	const int lane = threadIdx.x % 32;
 	const int warp = threadIdx.x / 32;
@@ -244,6 +334,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 	/* exp(x * scale) = exp2(x * scale * log2(e)); scores stay raw until the exponent. */
 	const float scale_log2 = softmax_scale * 1.4426950408889634f;
 	const int wrow0 = warp * kWarpRows;
+
+	/*
+	 * Shared-memory addresses are per-thread bases computed here once; the key loop adds
+	 * compile-time offsets (frag_addr, load_tile) and the ring slot. The ldmatrix bases are
+	 * this lane's row and chunk (0 or 1) of the first fragment of each operand; the cp.async
+	 * base is this thread's row and chunk of a tile (ld_dst, ld_src), the same in every tile.
+	 */
+	const unsigned sbase = tuner_smem_addr(smem_raw);
+	const unsigned q_base = sbase + 2 * (kQOff + tile_off(wrow0 + lane % 16, lane / 16));
+	const unsigned k_base =
+	    sbase + 2 * (kKOff + tile_off(lane % 8 + (lane / 16) * 8, (lane / 8) % 2));
+	const unsigned v_base =
+	    sbase + 2 * (kVOff + tile_off(lane % 8 + ((lane / 8) % 2) * 8, lane / 16));
+	const int ld_row = (int)threadIdx.x / kChunks;
+	const unsigned ld_dst = sbase + 2 * tile_off(ld_row, (int)threadIdx.x % kChunks);
+	const int ld_src = ld_row * kD + ((int)threadIdx.x % kChunks) * 8;
 
 	/*
 	 * The key tiles of this block: up to the diagonal (causal) or S, shared evenly by the
@@ -284,32 +390,54 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 				o[mt][dt][i] = 0.0f;
 	}
 
-	/* One key tile: t its index, j how many tiles this block has done (the ring's clock). */
-	auto step = [&](int t, int j) {
-		const elem_t *Kt, *Vt;
+	/*
+	 * Load key tile t of a head (K or V) at byte offset `slot` of the shared window's tiles;
+	 * only a tile that reaches past S masks its rows (a uniform branch).
+	 */
+	auto load_kv = [&](unsigned slot, const elem_t *headp, int t) {
+		const elem_t *src = headp + (size_t)t * (BLOCK_N * kD) + ld_src;
+
+		if ((t + 1) * BLOCK_N <= S)
+			load_tile<BLOCK_N, false>(ld_dst + slot, src, 0, headp);
+		else
+			load_tile<BLOCK_N, true>(ld_dst + slot, src, S - t * BLOCK_N - ld_row,
+			                         headp);
+	};
+
+	/*
+	 * The ring (STAGES >= 2): tile t is read from slot rd (a byte offset from the K ring's
+	 * first slot; V's slot is the same offset from V's), and tile t + STAGES - 1 is written to
+	 * wr, the slot tile t - 1 was read from. Both advance by a compare, not a modulo.
+	 */
+	unsigned rd = 0, wr = (STAGES - 1) * kSlotBytes;
+
+	/* One key tile, t its index. */
+	auto step = [&](int t) {
+		unsigned kb, vb; /* this tile's K and V ldmatrix bases */
+		const unsigned qb = Q_REGS ? 0u : opaque(q_base); /* Q_REGS: Q is in registers */
 
 		if constexpr (STAGES == 1) {
 			/* K(t) has landed; every warp is done with V(t - 1). */
 			tuner_cp_async_wait<0>();
 			__syncthreads();
-			load_tile<BLOCK_N>(Vs, Vh, t * BLOCK_N, S);
+			load_kv(2 * kVOff, Vh, t);
 			tuner_cp_async_commit();
-			Kt = Ks;
-			Vt = Vs;
+			kb = opaque(k_base);
+			vb = opaque(v_base);
 		} else {
 			/* Tile t has landed; every warp is done with tile t - 1's slot. */
 			tuner_cp_async_wait<STAGES - 2>();
 			__syncthreads();
 			const int tn = t + STAGES - 1;
 			if (tn < t_end) {
-				const int sn = (j + STAGES - 1) % STAGES;
-
-				load_tile<BLOCK_N>(Ks + sn * BLOCK_N * kRow, Kh, tn * BLOCK_N, S);
-				load_tile<BLOCK_N>(Vs + sn * BLOCK_N * kRow, Vh, tn * BLOCK_N, S);
+				load_kv(2 * kKOff + wr, Kh, tn);
+				load_kv(2 * kVOff + wr, Vh, tn);
 			}
 			tuner_cp_async_commit();
-			Kt = Ks + (j % STAGES) * BLOCK_N * kRow;
-			Vt = Vs + (j % STAGES) * BLOCK_N * kRow;
+			kb = opaque(k_base + rd);
+			vb = opaque(v_base + rd);
+			wr = rd;
+			rd = rd + kSlotBytes == STAGES * kSlotBytes ? 0 : rd + kSlotBytes;
 		}
 
 		/* S = Q K^T for this warp's rows and the tile's BLOCK_N keys. */
@@ -332,17 +460,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 					for (int i = 0; i < 4; i++)
 						qf[mt][i] = qreg[mt][kk][i];
 				} else {
-					tuner_ldmatrix_x4(qf[mt],
-					                  Qs + tile_off(wrow0 + mt * 16 + lane % 16,
-					                                kk * 2 + lane / 16));
+					ldsm_x4(qf[mt], frag_addr(qb, kk, mt * 16));
 				}
 			}
 #pragma unroll
 			for (int np = 0; np < BLOCK_N / 16; np++) {
 				unsigned b[4];
-				int r = np * 16 + lane % 8 + (lane / 16) * 8;
 
-				tuner_ldmatrix_x4(b, Kt + tile_off(r, kk * 2 + (lane / 8) % 2));
+				ldsm_x4(b, frag_addr(kb, kk, np * 16));
 #pragma unroll
 				for (int mt = 0; mt < kMT; mt++) {
 					mma_16816(s[mt][2 * np], qf[mt], b[0], b[1]);
@@ -428,7 +553,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 			tuner_cp_async_wait<0>();
 			__syncthreads();
 			if (t + 1 < t_end)
-				load_tile<BLOCK_N>(Ks, Kh, (t + 1) * BLOCK_N, S);
+				load_kv(2 * kKOff, Kh, t + 1);
 			tuner_cp_async_commit();
 		}
 
@@ -438,9 +563,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 #pragma unroll
 			for (int dp = 0; dp < kD / 16; dp++) {
 				unsigned b[4];
-				int r = kt * 16 + lane % 8 + ((lane / 8) % 2) * 8;
 
-				tuner_ldmatrix_x4_trans(b, Vt + tile_off(r, dp * 2 + lane / 16));
+				ldsm_x4_trans(b, frag_addr(vb, dp, kt * 16));
 #pragma unroll
 				for (int mt = 0; mt < kMT; mt++) {
 					mma_16816(o[mt][2 * dp], p[mt][kt], b[0], b[1]);
@@ -452,19 +576,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 
 	if (t_begin < t_end) {
 		/* Prologue: Q in its own group, then the first K or the ring's K/V tiles. */
-		load_tile<BLOCK_M>(Qs, Qh, m0, S);
+		load_tile<BLOCK_M, true>(ld_dst + 2 * kQOff, Qh + (size_t)m0 * kD + ld_src,
+		                         S - m0 - ld_row, Qh);
 		tuner_cp_async_commit();
 		if constexpr (STAGES == 1) {
-			load_tile<BLOCK_N>(Ks, Kh, t_begin * BLOCK_N, S);
+			load_kv(2 * kKOff, Kh, t_begin);
 			tuner_cp_async_commit();
 		} else {
 #pragma unroll
 			for (int i = 0; i < STAGES - 1; i++) {
 				if (t_begin + i < t_end) {
-					load_tile<BLOCK_N>(Ks + i * BLOCK_N * kRow, Kh,
-					                   (t_begin + i) * BLOCK_N, S);
-					load_tile<BLOCK_N>(Vs + i * BLOCK_N * kRow, Vh,
-					                   (t_begin + i) * BLOCK_N, S);
+					load_kv(2 * kKOff + i * kSlotBytes, Kh, t_begin + i);
+					load_kv(2 * kVOff + i * kSlotBytes, Vh, t_begin + i);
 				}
 				tuner_cp_async_commit();
 			}
@@ -477,12 +600,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) FLASH_CLUSTER
 			for (int mt = 0; mt < kMT; mt++)
 #pragma unroll
 				for (int kk = 0; kk < kD / 16; kk++)
-					tuner_ldmatrix_x4(qreg[mt][kk],
-					                  Qs + tile_off(wrow0 + mt * 16 + lane % 16,
-					                                kk * 2 + lane / 16));
+					ldsm_x4(qreg[mt][kk], frag_addr(q_base, kk, mt * 16));
 		}
 		for (int t = t_begin; t < t_end; t++)
-			step(t, t - t_begin);
+			step(t);
 	}
 
 	/* The rows' sums: each thread held its quad's share. */
