@@ -4,8 +4,8 @@
 _tuner_options()
 {
 	case $1 in
-	run) echo "--generations --population --seed --strategy --jobs --no-gpu --resume --replay --help" ;;
-	sweep) echo "--generations --population --seed --jobs --no-gpu --resume --replay --help" ;;
+	run) echo "--generations --population --seed --strategy --jobs --no-gpu --time --evals --gpus --resume --replay --help" ;;
+	sweep) echo "--generations --population --seed --jobs --no-gpu --time --evals --gpus --resume --replay --help" ;;
 	check) echo "--set --no-compile --jobs --help" ;;
 	runs) echo "--json --help" ;;
 	show) echo "--run --help" ;;
