@@ -5,14 +5,22 @@ For each shape in sm90_dev's results (scripts/sm90_dev.sh), the two fastest conf
 that passed are loaded again from their cubins, checked against SDPA's math backend in fp32, and
 timed with BENCH.md's method next to SDPA: CUDA-graph replays of 20 calls, median of the
 samples, divided by 20, warm L2, the same fp16 [B, H, S, D] inputs. The timings are interleaved
-so that clock and thermal drift hit every contender alike: R rounds (--rounds, 5), each timing
-ours (both), SDPA flash and SDPA cuDNN in turn (--samples, 10 each); a round gives the ratios
-flash / ours and cuDNN / ours, and the table shows their median over the rounds with the min and
-max, which tells a 1% gap from noise. The tensor maps are made here through the driver (ctypes:
-cuTensorMapEncodeTiled), as kernels/problems/attention_tma.yaml describes.
+so that clock and thermal drift hit every contender alike: R rounds (--rounds, 9) of N samples
+(--samples, 20); each sample replays every contender's graph once, in an order that rotates from
+sample to sample. A round gives the ratios flash / ours and cuDNN / ours (medians of its
+samples); the table shows their median over the rounds with a distribution-free ~95% interval
+of that median (order statistics of the rounds' ratios: [x(2), x(8)] of 9, 96.1%).
+
+Clocks: when NVML is there (libnvidia-ml through ctypes), a thread samples the SM clock, the
+instantaneous board power and the clock-event (throttle) reasons every ~2 ms, tagged with the
+contender whose graph is replaying; the table gives each contender's mean SM MHz and W. Then,
+per shape, our best and cuDNN run alone back to back for --sustain seconds (0.6) each, and the
+last half of that gives µs, MHz, W and the throttle reasons: whether one of them runs at a
+lower clock because it draws more power. The tensor maps are made here through the driver
+(ctypes: cuTensorMapEncodeTiled), as kernels/problems/attention_tma.yaml describes.
 
   python3 scripts/bench_sm90.py --results build/sm90_dev/results.txt \
-      --cubins build/sm90_dev/cubin [--rounds 5] [--samples 10] [--json out.json]
+      --cubins build/sm90_dev/cubin [--rounds 9] [--samples 20] [--sustain 0.6] [--json out.json]
 
 Needs torch (the GPU machine has it). Prints a Markdown table.
 """
@@ -24,6 +32,8 @@ import math
 import os
 import re
 import statistics
+import threading
+import time
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -36,6 +46,85 @@ MAX_DYN_SMEM = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 def ck(r, what):
     if r != 0:
         raise RuntimeError("%s failed: CUresult %d" % (what, r))
+
+
+class Nvml:
+    """SM clock (MHz), instantaneous power (W) and clock-event reasons, sampled by a thread
+    and tagged with what runs (self.tag); None of it when libnvidia-ml cannot be loaded."""
+
+    SM_CLOCK, POWER_INSTANT = 1, 186  # NVML_CLOCK_SM, NVML_FI_DEV_POWER_INSTANT
+    # nvmlClocksEventReasons bits worth naming (the rest: printed as hex).
+    REASONS = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal", 0x40: "hw_thermal",
+               0x80: "hw_power_brake"}
+
+    class Field(ctypes.Structure):
+        _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint),
+                    ("timestamp", ctypes.c_longlong), ("latencyUsec", ctypes.c_longlong),
+                    ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
+                    ("value", ctypes.c_ulonglong)]
+
+    def __init__(self):
+        self.tag, self.samples, self.ok = None, [], False
+        try:
+            self.lib = ctypes.CDLL("libnvidia-ml.so.1")
+            ck(self.lib.nvmlInit_v2(), "nvmlInit")
+            self.h = ctypes.c_void_p()
+            uuid = str(getattr(torch.cuda.get_device_properties(0), "uuid", ""))
+            if not uuid or self.lib.nvmlDeviceGetHandleByUUID(
+                    ("GPU-" + uuid).encode(), ctypes.byref(self.h)) != 0:
+                ck(self.lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.h)), "nvml handle")
+            self.ok = self.read() is not None
+        except (OSError, RuntimeError):
+            self.ok = False
+        if self.ok:
+            self.run = True
+            self.thread = threading.Thread(target=self.loop, daemon=True)
+            self.thread.start()
+
+    def read(self):
+        mhz, mw, why = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_ulonglong()
+        if self.lib.nvmlDeviceGetClockInfo(self.h, self.SM_CLOCK, ctypes.byref(mhz)) != 0:
+            return None
+        f = self.Field(fieldId=self.POWER_INSTANT)
+        if self.lib.nvmlDeviceGetFieldValues(self.h, 1, ctypes.byref(f)) == 0 and \
+                f.nvmlReturn == 0:
+            w = (f.value & 0xffffffff) / 1000.0
+        elif self.lib.nvmlDeviceGetPowerUsage(self.h, ctypes.byref(mw)) == 0:
+            w = mw.value / 1000.0  # an average over a second or so, not instantaneous
+        else:
+            w = float("nan")
+        self.lib.nvmlDeviceGetCurrentClocksThrottleReasons(self.h, ctypes.byref(why))
+        return mhz.value, w, why.value
+
+    def loop(self):
+        while self.run:
+            tag = self.tag
+            if tag is not None:
+                r = self.read()
+                if r is not None and tag == self.tag:
+                    self.samples.append((tag,) + r)
+            time.sleep(0.002)
+
+    def take(self):
+        """The samples so far, as {tag: (mean MHz, mean W, OR of reasons, n)}; cleared."""
+        by = {}
+        for tag, mhz, w, why in self.samples:
+            by.setdefault(tag, []).append((mhz, w, why))
+        self.samples = []
+        out = {}
+        for tag, xs in by.items():
+            why = 0
+            for x in xs:
+                why |= x[2]
+            out[tag] = (statistics.mean(x[0] for x in xs), statistics.mean(x[1] for x in xs),
+                        why, len(xs))
+        return out
+
+    @classmethod
+    def reasons(cls, bits):
+        names = [n for b, n in cls.REASONS.items() if bits & b]
+        rest = bits & ~sum(cls.REASONS) & ~0x1  # 0x1: GPU idle
+        return ",".join(names + (["0x%x" % rest] if rest else [])) or "none"
 
 
 class TensorMap:
@@ -88,16 +177,17 @@ class Graph:
     def __init__(self, launch, reps=20, warm=3):
         self.g, self.reps = capture(launch, reps, warm), reps
 
+    def once(self):
+        """One replay: µs per call."""
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        self.g.replay()
+        b.record()
+        b.synchronize()
+        return a.elapsed_time(b) * 1000.0 / self.reps
+
     def sample(self, samples):
-        ts = []
-        for _ in range(samples):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            self.g.replay()
-            b.record()
-            b.synchronize()
-            ts.append(a.elapsed_time(b) * 1000.0 / self.reps)
-        return statistics.median(ts)
+        return statistics.median(self.once() for _ in range(samples))
 
 
 def capture(launch, reps, warm):
@@ -138,9 +228,31 @@ def load(cubins, name):
     return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)))
 
 
+def interval(xs):
+    """A distribution-free interval of the median of xs: order statistics (1-based) k and
+    n + 1 - k with k the largest whose binomial coverage is still >= 95% (n >= 6), else
+    min-max."""
+    xs, n = sorted(xs), len(xs)
+    k = 1
+    while k + 1 <= n // 2:
+        cover = sum(math.comb(n, i) for i in range(k + 1, n - k)) / 2.0 ** n
+        if cover < 0.95:
+            break
+        k += 1
+    return xs[k - 1], xs[n - k]
+
+
 def spread(xs):
-    """median [min-max] of a list of ratios."""
-    return "%.3fx [%.3f-%.3f]" % (statistics.median(xs), min(xs), max(xs)) if xs else "-"
+    """median [~95% interval of the median] of a list of ratios."""
+    if not xs:
+        return "-"
+    lo, hi = interval(xs)
+    return "%.3fx [%.3f-%.3f]" % (statistics.median(xs), lo, hi)
+
+
+def clocks(c):
+    """mean SM MHz / mean W of one contender's NVML samples."""
+    return "%.0f MHz %.0f W" % (c[0], c[1]) if c else "-"
 
 
 def main():
@@ -148,11 +260,13 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--cubins", required=True)
     ap.add_argument("--json")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--samples", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--sustain", type=float, default=0.6)
     args = ap.parse_args()
 
     torch.zeros(1, device="cuda")  # the primary context, current for the driver calls
+    nvml = Nvml()
     rows = []
     for shape, best in sorted(fastest(args.results).items(), key=lambda x: x[0][::-1]):
         g = torch.Generator(device="cuda").manual_seed(1)
@@ -185,11 +299,19 @@ def main():
                 graphs[key] = Graph(launch)
             except RuntimeError as e:
                 row[key + "_why"] = str(e).split("\n")[0][:100]
-        # Interleaved rounds: every contender once per round, in the same order.
+        # Interleaved rounds: each sample replays every contender once, the order rotating.
         times = {name: [] for name in graphs}
+        order = list(graphs)
         for _ in range(args.rounds):
-            for name, gr in graphs.items():
-                times[name].append(gr.sample(args.samples))
+            ts = {name: [] for name in graphs}
+            for i in range(args.samples):
+                for name in order[i % len(order):] + order[:i % len(order)]:
+                    nvml.tag = name
+                    ts[name].append(graphs[name].once())
+                    nvml.tag = None
+            for name in graphs:
+                times[name].append(statistics.median(ts[name]))
+        row["clocks"] = nvml.take() if nvml.ok else {}
         ours = [n for n in graphs if n not in ("flash", "cudnn")]
         row["times"] = times
         if ours:
@@ -203,6 +325,21 @@ def main():
                 other = [n for n in ours if n != top][0]
                 row["runner_up"] = other
                 row["vs_runner_up"] = [a / b for a, b in zip(times[other], times[top])]
+            # Sustained: ours, then cuDNN, alone for args.sustain s each; the last half counts.
+            row["sustain"] = {}
+            for name in (top, "cudnn"):
+                if name not in graphs:
+                    continue
+                gr, ts, t0 = graphs[name], [], time.time()
+                while time.time() - t0 < args.sustain:
+                    half = time.time() - t0 > args.sustain / 2
+                    nvml.tag = name if half else None
+                    t = gr.once()
+                    if half:
+                        ts.append(t)
+                nvml.tag = None
+                c = nvml.take().get(name) if nvml.ok else None
+                row["sustain"][name] = (statistics.median(ts) if ts else None, c)
         flops = 4.0 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
         row["tflops"] = flops / (row["us"] * 1e-6) / 1e12 if row.get("us") else None
         rows.append(row)
@@ -210,19 +347,41 @@ def main():
     def f(x):
         return "%.2f" % x if x else "-"
 
-    print("GPU: %s; BENCH.md method (graphs of 20 calls), %d interleaved rounds of %d samples;"
-          " ratios: median [min-max] over the rounds" %
-          (torch.cuda.get_device_name(0), args.rounds, args.samples))
+    print("GPU: %s; BENCH.md method (graphs of 20 calls), %d interleaved rounds of %d samples"
+          " (each sample: every contender once, rotating order); ratios: median over the rounds"
+          " [~95%% interval of the median, order statistics]; clocks: NVML %s" %
+          (torch.cuda.get_device_name(0), args.rounds, args.samples,
+           "mean SM clock and instantaneous power while each ran" if nvml.ok else "not there"))
     print()
     print("| shape (B,H,S,D) | config | ours µs | TFLOP/s | SDPA flash µs | SDPA cuDNN µs |"
-          " vs flash | vs cuDNN | runner-up (its time / ours) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          " vs flash | vs cuDNN | runner-up (its time / ours) | ours clock | cuDNN clock |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        ck_ = r.get("clocks", {})
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             "(%d,%d,%d,%d)" % r["shape"], r.get("config", "- (no correct config)"),
             f(r.get("us")), f(r["tflops"]), f(r.get("flash")), f(r.get("cudnn")),
             spread(r.get("vs_flash")), spread(r.get("vs_cudnn")),
-            "%s %s" % (r["runner_up"], spread(r["vs_runner_up"])) if "runner_up" in r else "-"))
+            "%s %s" % (r["runner_up"], spread(r["vs_runner_up"])) if "runner_up" in r else "-",
+            clocks(ck_.get(r.get("config"))), clocks(ck_.get("cudnn"))))
+    print()
+    print("Sustained (each alone, back to back, %.1f s; the last half): µs, mean SM MHz, mean W,"
+          " clock-event reasons seen" % args.sustain)
+    print()
+    print("| shape (B,H,S,D) | ours µs | ours MHz | ours W | ours reasons | cuDNN µs | cuDNN MHz |"
+          " cuDNN W | cuDNN reasons | cuDNN / ours |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        su = r.get("sustain", {})
+        o, c = su.get(r.get("config"), (None, None)), su.get("cudnn", (None, None))
+
+        def cells(x):
+            if not x[1]:
+                return [f(x[0]), "-", "-", "-"]
+            return [f(x[0]), "%.0f" % x[1][0], "%.0f" % x[1][1], Nvml.reasons(x[1][2])]
+        print("| %s | %s | %s |" % ("(%d,%d,%d,%d)" % r["shape"],
+                                    " | ".join(cells(o) + cells(c)),
+                                    "%.3fx" % (c[0] / o[0]) if o[0] and c[0] else "-"))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

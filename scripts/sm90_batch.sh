@@ -13,9 +13,9 @@ WORK=/tmp/sm90dev
 rm -rf "$WORK"
 mkdir -p "$WORK" "$DEST"
 start=$(date +%s)
-OUT=$WORK scripts/sm90_dev.sh >"$WORK/sm90dev.log" 2>&1
+NCU=${NCU:-0} OUT=$WORK scripts/sm90_dev.sh >"$WORK/sm90dev.log" 2>&1
 echo "sm90_dev.sh: rc $?, $(($(date +%s) - start)) s"
-grep -E "^== summary|^PLANT|^FAIL|^RC |^SKIP|BUILD FAILED|spill stores|ncu failed" "$WORK/sm90dev.log" |
+grep -E "^OCCUPANCY|^== summary|^PLANT|^FAIL|^RC |^SKIP|BUILD FAILED|spill stores|ncu failed" "$WORK/sm90dev.log" |
 	grep -v " 0 bytes spill stores" | cut -c1-220 | head -30
 echo
 echo "fastest three per shape (CUDA events, median µs):"

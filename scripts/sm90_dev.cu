@@ -149,6 +149,27 @@ int main(int argc, char **argv)
 	CK(cuModuleLoad(&mod, cubin));
 	CK(cuModuleGetFunction(&fn, mod, "flash_fwd_sm90"));
 	CK(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+	if (do_time) {
+		/*
+		 * How many blocks (and, with splits, clusters) can be resident: a split grid
+		 * whose clusters do not all fit runs a second wave.
+		 */
+		int per_sm = 0, clusters = 0, sms = 0;
+		CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (consumers + 1) * 128,
+		                                               smem));
+		RT(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+		if (splits > 1) {
+			CUlaunchConfig cfg = {};
+			cfg.gridDimX = splits * 64; /* any multiple of the cluster */
+			cfg.gridDimY = cfg.gridDimZ = 1;
+			cfg.blockDimX = (consumers + 1) * 128;
+			cfg.blockDimY = cfg.blockDimZ = 1;
+			cfg.sharedMemBytes = smem;
+			CK(cuOccupancyMaxActiveClusters(&clusters, fn, &cfg));
+		}
+		printf("OCCUPANCY %s blocks_per_sm %d sms %d max_active_clusters %d (%d blocks)\n",
+		       cubin, per_sm, sms, clusters, clusters * splits);
+	}
 	if (sanitize)
 		CK(cuModuleGetGlobal(&san, &san_size, mod, "tuner_san_log"));
 	cudaStream_t st;
