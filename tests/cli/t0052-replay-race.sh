@@ -33,4 +33,10 @@ expect_rc 0 "the same replay in a database that holds its shapes"
 evals "$TUNER_DB" 2 >"$TMP/second.txt"
 diff "$TMP/first.txt" "$TMP/second.txt" >"$TMP/diff" ||
 	fail "the race depends on what the database held: $(head -5 "$TMP/diff")"
+# A sweep is not raced: every point is measured in full, since it is the landscape that searches are
+# judged against (the fixture itself was made so, before racing existed: its 148 correct points).
+TUNER_DB="$TMP/sweep.db" run_tuner sweep --replay "$FIX" --population 64
+expect_rc 0 "the sweep, replayed"
+expect_no_grep "$TMP/out" "slower" "no sweep candidate is raced out"
+expect_grep "$TMP/out" "replayed: 148 correct" "every correct point of the recording is measured"
 finish
