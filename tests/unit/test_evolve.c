@@ -1219,6 +1219,38 @@ static void test_observe_keeps_elite(void **state)
 }
 
 /*
+ * Observe grid point pt (the baseline when pt < 0) as member id, with these
+ * per-shape speedups, each and their geometric mean (the fitness) within +-rel.
+ */
+static void observe_point(struct search *s, int pt, long long id, size_t nshapes, const double *sp,
+                          double rel)
+{
+	struct variant va;
+	struct member m;
+	double prod = 1;
+	size_t k;
+
+	if (pt < 0)
+		baseline_va(&va);
+	else
+		point_at(pt, &va);
+	memset(&m, 0, sizeof(m));
+	m.va = va;
+	m.id = id;
+	m.nshapes = nshapes;
+	for (k = 0; k < nshapes; k++) {
+		m.speedup[k] = sp[k];
+		m.speedup_lo[k] = sp[k] * (1 - rel);
+		m.speedup_hi[k] = sp[k] * (1 + rel);
+		prod *= sp[k];
+	}
+	m.fitness = pow(prod, 1.0 / (double)nshapes);
+	m.fitness_lo = m.fitness * (1 - rel);
+	m.fitness_hi = m.fitness * (1 + rel);
+	search_observe(s, &va, &m);
+}
+
+/*
  * The final check takes the elite, then runners-up the admission rule would
  * elect: a fitter member that regresses on two shapes stays out (on the H100,
  * a sweep's final elite took one that the search had refused).
@@ -1227,35 +1259,16 @@ static void test_final_candidates_follow_the_rule(void **state)
 {
 	struct search *s = search_new(&cfg, "evolve", 1);
 	const struct member *out[8];
-	struct variant va;
-	struct member m;
 	static const int pts[] = {-1, 10, 20, 30, 40};
 	/* 30 is the fittest (x3 on one shape) but slower than the baseline on the other two */
 	static const double sp[][3] = {
 	    {1, 1, 1}, {1.2, 1.2, 1.2}, {1.1, 1.1, 1.1}, {3.0, 0.9, 0.8}, {1.05, 1.05, 1.05}};
 	static const int ids[] = {1, 2, 3, 4, 5}, want[] = {2, 3, 5, 1};
-	size_t i, k, n;
+	size_t i, n;
 
 	(void)state;
-	for (i = 0; i < ARRAY_SIZE(pts); i++) {
-		if (pts[i] < 0)
-			baseline_va(&va);
-		else
-			point_at(pts[i], &va);
-		memset(&m, 0, sizeof(m));
-		m.va = va;
-		m.id = ids[i];
-		m.nshapes = 3;
-		for (k = 0; k < 3; k++) {
-			m.speedup[k] = sp[i][k];
-			m.speedup_lo[k] = sp[i][k] * 0.99;
-			m.speedup_hi[k] = sp[i][k] * 1.01;
-		}
-		m.fitness = cbrt(sp[i][0] * sp[i][1] * sp[i][2]);
-		m.fitness_lo = m.fitness * 0.99;
-		m.fitness_hi = m.fitness * 1.01;
-		search_observe(s, &va, &m);
-	}
+	for (i = 0; i < ARRAY_SIZE(pts); i++)
+		observe_point(s, pts[i], ids[i], 3, sp[i], 0.01);
 	assert_int_equal(search_pool(s, out, 8), 5);
 	assert_int_equal(out[0]->id, 4); /* the pool ranks by fitness alone */
 	n = search_final_candidates(s, out, 8);
@@ -1275,28 +1288,14 @@ static void test_final_candidates_fittest_first(void **state)
 {
 	struct search *s = search_new(&cfg, "evolve", 1);
 	const struct member *out[8];
-	struct variant va;
-	struct member m;
 	static const int pts[] = {-1, 10, 20, 30, 40};
 	static const double fit[] = {1.0, 1.20, 1.10, 1.15, 1.12};
 	static const int ids[] = {1, 2, 3, 4, 5}, want[] = {2, 4, 5, 3, 1};
 	size_t i, n;
 
 	(void)state;
-	for (i = 0; i < ARRAY_SIZE(pts); i++) {
-		if (pts[i] < 0)
-			baseline_va(&va);
-		else
-			point_at(pts[i], &va);
-		memset(&m, 0, sizeof(m));
-		m.va = va;
-		m.id = ids[i];
-		m.nshapes = 1;
-		m.speedup[0] = m.fitness = fit[i];
-		m.speedup_lo[0] = m.fitness_lo = fit[i] * 0.995;
-		m.speedup_hi[0] = m.fitness_hi = fit[i] * 1.005;
-		search_observe(s, &va, &m);
-	}
+	for (i = 0; i < ARRAY_SIZE(pts); i++)
+		observe_point(s, pts[i], ids[i], 1, &fit[i], 0.005);
 	/* the search's elite kept B, which arrived first, and left D out */
 	assert_int_equal(search_elite(s, out, 8), 3);
 	for (i = 0; i < 3; i++)
