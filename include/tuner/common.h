@@ -30,7 +30,6 @@ _Noreturn void die(int code, const char *fmt, ...) TUNER_PRINTF(2, 3);
 _Noreturn void bug_fl(const char *file, int line, const char *fmt, ...) TUNER_PRINTF(3, 4);
 #define BUG(...) bug_fl(__FILE__, __LINE__, __VA_ARGS__)
 
-/* Route error()/warning() text elsewhere (tests capture it); NULL restores stderr. */
 /*
  * A request to stop: set by a signal handler or by another thread, read by
  * the loop that stops. Lock-free, so a signal handler may store to it.
@@ -38,6 +37,7 @@ _Noreturn void bug_fl(const char *file, int line, const char *fmt, ...) TUNER_PR
 typedef atomic_int stop_flag;
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a stop flag is stored to from signal handlers");
 
+/* Route error()/warning() text elsewhere (tests capture it); NULL restores stderr. */
 typedef void (*report_fn)(const char *prefix, const char *msg);
 void set_error_routine(report_fn fn);
 
