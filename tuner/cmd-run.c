@@ -694,16 +694,9 @@ static int open_device(struct run_cmd *rs)
 static int store_elite(struct run_cmd *rs, struct search *s, int gen)
 {
 	const struct member *el[64];
-	long long ids[64];
-	double fit[64];
-	size_t n = search_elite(s, el, ARRAY_SIZE(el)), i;
+	size_t n = search_elite(s, el, ARRAY_SIZE(el));
 
-	evolve_report_order(el, n, search_margin(s));
-	for (i = 0; i < n; i++) {
-		ids[i] = el[i]->id;
-		fit[i] = el[i]->fitness;
-	}
-	return db_elite_store(rs->db, rs->run_id, gen, ids, fit, n);
+	return run_elite_store(rs->db, rs->run_id, gen, el, n, search_margin(s));
 }
 
 /* Whether a ranked newcomer would enter the elite: the pipeline's question to the search. */

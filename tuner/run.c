@@ -485,19 +485,11 @@ static void propose(struct run *r)
 static int store_elite(struct run *r, double *best)
 {
 	const struct member *el[ELITE_MAX];
-	long long ids[ELITE_MAX];
-	double fit[ELITE_MAX];
-	size_t n = search_elite(r->s, el, ARRAY_SIZE(el)), i;
+	size_t n = search_elite(r->s, el, ARRAY_SIZE(el));
 
-	evolve_report_order(el, n, search_margin(r->s));
-	*best = NAN;
-	for (i = 0; i < n; i++) {
-		ids[i] = el[i]->id;
-		fit[i] = el[i]->fitness;
-	}
-	if (n)
-		*best = fit[0];
-	return db_elite_store(r->db, r->run_id, r->gen, ids, fit, n);
+	/* report order keeps the best measured first */
+	*best = n ? el[0]->fitness : NAN;
+	return run_elite_store(r->db, r->run_id, r->gen, el, n, search_margin(r->s));
 }
 
 /*
@@ -756,8 +748,6 @@ int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p
 {
 	const struct member *pool[POOL_MAX], *keep[POOL_MAX];
 	size_t n = search_final_candidates(s, pool, ARRAY_SIZE(pool)), next = 0, kept = 0, i;
-	long long ids[POOL_MAX];
-	double fit[POOL_MAX];
 	struct evaluation *evs = xcalloc(ARRAY_SIZE(pool), sizeof(*evs));
 	int rc = 0;
 
@@ -804,10 +794,24 @@ int run_final_elite(struct db *db, long long run_id, int gen, struct pipeline *p
 		return -1;
 	if (stop && *stop)
 		return 1;
-	evolve_report_order(keep, kept, search_margin(s));
-	for (i = 0; i < kept; i++) {
-		ids[i] = keep[i]->id;
-		fit[i] = keep[i]->fitness;
+	return run_elite_store(db, run_id, gen, keep, kept, search_margin(s)) < 0 ? -1 : 0;
+}
+
+int run_elite_store(struct db *db, long long run_id, int gen, const struct member **m, size_t n,
+                    double margin)
+{
+	long long *ids = xcalloc(n ? n : 1, sizeof(*ids));
+	double *fit = xcalloc(n ? n : 1, sizeof(*fit));
+	size_t i;
+	int rc;
+
+	evolve_report_order(m, n, margin);
+	for (i = 0; i < n; i++) {
+		ids[i] = m[i]->id;
+		fit[i] = m[i]->fitness;
 	}
-	return db_elite_store(db, run_id, gen, ids, fit, kept) < 0 ? -1 : 0;
+	rc = db_elite_store(db, run_id, gen, ids, fit, n);
+	free(ids);
+	free(fit);
+	return rc;
 }

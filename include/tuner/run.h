@@ -7,6 +7,7 @@
 
 struct config;
 struct db;
+struct member;
 struct pipeline;
 struct roots;
 struct search;
@@ -129,6 +130,13 @@ char *run_shapes_json(const struct config *cfg);
  */
 int run_open_replay(const char *path, const struct config *cfg, const char *shapes, struct db **out,
                     char *device, size_t len);
+/*
+ * Store m[0..n-1], an elite best first, as generation gen's elite of the run,
+ * in report order (evolve_report_order with the search's margin: m is
+ * reordered in place). db_elite_store's result.
+ */
+int run_elite_store(struct db *db, long long run_id, int gen, const struct member **m, size_t n,
+                    double margin);
 /*
  * The final elite through compute-sanitizer's gate (pipeline_tools_gate): the
  * search's final candidates, the best k side by side, then as many more as were
