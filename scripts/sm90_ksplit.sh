@@ -139,7 +139,8 @@ fi
 		  if (!(sh in sseen)) { sseen[sh] = 1; shapes[++ns] = sh } }
 		END { printf "%-44s", "config"; for (j = 1; j <= ns; j++) printf " %12s", shapes[j]; print ""
 		      for (i = 1; i <= nn; i++) { printf "%-44s", order[i]
-		          for (j = 1; j <= ns; j++) printf " %12s", ((order[i], shapes[j]) in us) ? us[order[i], shapes[j]] : "-"
+		          for (j = 1; j <= ns; j++)
+		              printf " %12s", ((order[i], shapes[j]) in us) ? us[order[i], shapes[j]] : "-"
 		          print "" } }'
 	echo
 	[ -f "$WORK/bench.md" ] && cat "$WORK/bench.md"
