@@ -21,6 +21,10 @@ lower clock because it draws more power. The tensor maps are made here through t
 
   python3 scripts/bench_sm90.py --results build/sm90_dev/results.txt \
       --cubins build/sm90_dev/cubin [--rounds 9] [--samples 20] [--sustain 0.6] [--json out.json]
+      [--contest _ks2]
+
+--contest S: the two of ours per shape are the fastest whose name contains S and the fastest
+whose name does not (a new variant against the best of the rest), not the two fastest.
 
 Needs torch (the GPU machine has it). Prints a Markdown table.
 """
@@ -144,14 +148,14 @@ class TensorMap:
 
 
 class Kernel:
-    def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1):
+    def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1, ksplit=1):
         self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
         ck(cu.cuModuleLoad(ctypes.byref(self.mod), cubin.encode()), "cuModuleLoad")
         ck(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"flash_fwd_sm90"),
            "cuModuleGetFunction")
         ck(cu.cuFuncSetAttribute(self.fn, MAX_DYN_SMEM, smem), "cuFuncSetAttribute")
         self.block_n, self.consumers, self.smem = block_n, consumers, smem
-        self.persistent, self.splits = persistent, splits
+        self.persistent, self.splits, self.ksplit = persistent, splits, ksplit
 
     def bind(self, q, k, v, o):
         b, h, s, d = q.shape
@@ -161,7 +165,7 @@ class Kernel:
                         ctypes.c_float(1.0 / math.sqrt(d))]
         ptrs = [m.addr for m in self.maps] + [ctypes.addressof(x) for x in self.scalars]
         self.params = (ctypes.c_void_p * 8)(*ptrs)
-        self.grid = (-(-s // (64 * self.consumers)) * self.splits, h, b)
+        self.grid = (-(-s // (64 * self.consumers // self.ksplit)) * self.splits, h, b)
         if self.persistent:  # the sidecar's flat grid of at most PERSISTENT blocks
             self.grid = (min(self.persistent, self.grid[0] * h * b), 1, 1)
 
@@ -205,8 +209,9 @@ def capture(launch, reps, warm):
     return g
 
 
-def fastest(results, n=2):
-    """shape -> the n fastest passing configurations in sm90_dev's output, as (µs, name)."""
+def fastest(results, n=2, contest=None):
+    """shape -> the n fastest passing configurations in sm90_dev's output, as (µs, name); with
+    contest, the fastest whose name has that string and the fastest whose name has not."""
     by_shape = {}
     pat = re.compile(r"^PASS (\S+) B,H,S,D=(\S+) .* median_us ([\d.]+)")
     with open(results) as fh:
@@ -215,17 +220,26 @@ def fastest(results, n=2):
             if m:
                 shape, us = tuple(int(x) for x in m.group(2).split(",")), float(m.group(3))
                 by_shape.setdefault(shape, {})[os.path.basename(m.group(1))[:-len(".cubin")]] = us
+    if contest:
+        return {shape: [min(x) for x in ([(us, nm) for nm, us in cfgs.items() if contest in nm],
+                                         [(us, nm) for nm, us in cfgs.items() if contest not in nm])
+                        if x]
+                for shape, cfgs in by_shape.items()}
     return {shape: sorted((us, name) for name, us in cfgs.items())[:n]
             for shape, cfgs in by_shape.items()}
 
 
 def load(cubins, name):
-    """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2)."""
-    # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS: what the launch depends on.
+    """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2, and
+    _ks2 where KSPLIT is 2)."""
+    # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS, KSPLIT: what the launch depends on.
     f = dict(re.findall(r"([a-z]+)(\d+)", name))
     d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
-    smem = 1024 + (64 * c * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + 8 * (2 + 4 * st)
-    return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)))
+    ks = int(f.get("ks", 1))
+    smem = 1024 + (64 * c // ks * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + \
+        (ks > 1) * (d // 8 + 1) * 2048 + 8 * (2 + 4 * st)
+    return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)),
+                  ks)
 
 
 def interval(xs):
@@ -263,12 +277,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--sustain", type=float, default=0.6)
+    ap.add_argument("--contest", help="ours: the fastest with this in its name and the rest's")
     args = ap.parse_args()
 
     torch.zeros(1, device="cuda")  # the primary context, current for the driver calls
     nvml = Nvml()
     rows = []
-    for shape, best in sorted(fastest(args.results).items(), key=lambda x: x[0][::-1]):
+    picked = fastest(args.results, contest=args.contest)
+    for shape, best in sorted(picked.items(), key=lambda x: x[0][::-1]):
         g = torch.Generator(device="cuda").manual_seed(1)
         q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float16)
                    for _ in range(3))

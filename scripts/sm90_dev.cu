@@ -7,7 +7,7 @@
  *
  *   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
  *        -o sm90_dev
- *   sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] [--profile]
+ *   sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] [--ksplit N] [--profile]
  *            CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
  *
  * One line per shape: PASS or FAIL, rel_l2 and max_abs against the reference (fp16 inputs drawn
@@ -16,6 +16,7 @@
  * and fails on any violation. Exit status: 0 all passed, 1 a check failed, 2 a CUDA error (a
  * faulting kernel leaves the context unusable: the shapes after it are not run). --splits is
  * the SPLITS param (a grid of SPLITS blocks per unit, the O map's box 64 / SPLITS rows);
+ * --ksplit is the KSPLIT param (blocks of 64 CONSUMERS / KSPLIT query rows);
  * --profile launches the kernel 5 times and checks nothing (for ncu --launch-skip 3).
  */
 #include <cuda.h>
@@ -118,6 +119,7 @@ static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 int main(int argc, char **argv)
 {
 	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0, splits = 1, profile = 0;
+	int ksplit = 1;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--time"))
@@ -128,12 +130,14 @@ int main(int argc, char **argv)
 			persistent = atoi(argv[++a]); /* the PERSISTENT param: a flat grid */
 		else if (!strcmp(argv[a], "--splits") && a + 1 < argc)
 			splits = atoi(argv[++a]); /* the SPLITS param: clusters of splits */
+		else if (!strcmp(argv[a], "--ksplit") && a + 1 < argc)
+			ksplit = atoi(argv[++a]); /* the KSPLIT param: consumers per Q tile */
 		else if (!strcmp(argv[a], "--profile"))
 			profile = 1;
 	}
 	if (argc - a < 5) {
 		fprintf(stderr, "usage: sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] "
-		                "[--profile] CUBIN BLOCK_N CONSUMERS "
+		                "[--ksplit N] [--profile] CUBIN BLOCK_N CONSUMERS "
 		                "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
 		return 2;
 	}
@@ -207,7 +211,8 @@ int main(int argc, char **argv)
 		make_map(&maps[3], o, D, S, B * H, 64 / splits);
 		void *params[] = {&maps[0], &maps[1], &maps[2], &maps[3], &B, &H, &S, &scale};
 		/* The sidecar's launch: one block per unit, or at most `persistent` looping. */
-		unsigned gx = (S + 64 * consumers - 1) / (64 * consumers) * splits, gy = H, gz = B;
+		const int rows = 64 * consumers / ksplit; /* query rows per block */
+		unsigned gx = (S + rows - 1) / rows * splits, gy = H, gz = B;
 		if (persistent > 0) {
 			gx = std::min((unsigned)persistent, gx * H * B);
 			gy = gz = 1;

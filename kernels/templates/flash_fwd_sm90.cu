@@ -3,14 +3,15 @@
  * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
  *
  * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, RESCALE, PERSISTENT, OCCUPANCY,
- * SPLITS, SHAPE_D (64 or 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
+ * SPLITS, KSPLIT (1 when left out: builds from before it), SHAPE_D (64 or 128),
+ * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
  * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
  * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
  *
- * One block computes CONSUMERS * 64 query rows of one (batch, head) (a unit); grid
- * (ceil_div(S, 64 * CONSUMERS), H, B), or with PERSISTENT > 0 a flat grid of at most
- * PERSISTENT blocks (the SM count: one wave) that loop over the units by a static stride,
- * the next unit's Q and first K/V tiles loading under this unit's last P V GEMM and
+ * One block computes CONSUMERS * 64 query rows of one (batch, head) (a unit; 64 with KSPLIT=2,
+ * below); grid (ceil_div(S, 64 * CONSUMERS / KSPLIT), H, B), or with PERSISTENT > 0 a flat
+ * grid of at most PERSISTENT blocks (the SM count: one wave) that loop over the units by a static
+ * stride, the next unit's Q and first K/V tiles loading under this unit's last P V GEMM and
  * epilogue (O then has its own staging tile). (CONSUMERS + 1) * 128 threads, OCCUPANCY blocks per
  * SM (2 only with one consumer: its registers and shared memory halved, two blocks' warpgroups
  * interleave on the SM as pingpong would). Warpgroup 0 is the producer: it gives registers
@@ -35,6 +36,19 @@
  * a second cluster sync keeps every stage alive until all reads are done. One launch, no
  * scratch. Not with PERSISTENT.
  *
+ * Key split inside the block (KSPLIT=2, two consumers, for grids that leave SMs idle): both
+ * consumers own the SAME 64 query rows (kBlockM = 64 CONSUMERS / KSPLIT, one Q tile) and take
+ * alternate key tiles, consumer w the tiles j with j % 2 == w (none when ntiles == 1), so a
+ * block's serial key chain is half as long. The producer fills the ring in tile order as
+ * always; every stage is consumed by one consumer (STAGES even: stage s always by consumer
+ * s % 2, so no consumer ever waits on a stage barrier whose phase the other one can advance),
+ * so the empty barriers expect 128 arrivals. After the key loop consumer 1 puts its
+ * unnormalised O, row maxima and partial row sums (f32, thread t's registers as they are) in
+ * a region of its own after the V ring, then a named barrier; consumer 0 merges them with its
+ * own, thread by thread, exactly (m = max(m0, m1), O = O0 2^(m0 - m) + O1 2^(m1 - m), l
+ * likewise: a consumer with no tile has m = -inf and weighs exactly 0, m0 being finite), and
+ * runs the normal epilogue. Not with PINGPONG, PERSISTENT or SPLITS.
+ *
  * Overlap, as tunables:
  *  - OVERLAP=1 (intra-warpgroup): the S GEMM of tile j and the P V GEMM of tile j - 1 are
  *    issued together; the softmax of tile j runs while P V of tile j - 1 is on the tensor
@@ -58,10 +72,11 @@
  * the last key tile.
  *
  * Shared memory (dynamic; the kernel rounds its base up to 1024 bytes, the swizzle atom):
- *   Q tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      at 0 (reused to stage O)
+ *   Q tiles  CONSUMERS / KSPLIT x [D/64 chunks][64 rows][128 B]  at 0 (reused to stage O)
  *   K ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after Q
  *   V ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after K
  *   O tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      after V (PERSISTENT only)
+ *   merge    [D/8 + 1][128 threads] x 16 B                   after V (KSPLIT > 1 only)
  *   barriers full_q, empty_q, full_k[STAGES], full_v[STAGES], empty_k[STAGES],
  *            empty_v[STAGES] (8 bytes each)
  * and with SPLITS > 1, after the key loop, over the tiles from 0: the f32 stage of the partial
@@ -73,6 +88,10 @@
 #include <cuda_fp16.h>
 
 #include "tuner_sm90.cuh"
+
+#ifndef KSPLIT
+#define KSPLIT 1 /* builds from before the param: no key split */
+#endif
 
 #if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
     !defined(OVERLAP) || !defined(RESCALE) || !defined(PERSISTENT) || !defined(OCCUPANCY) ||       \
@@ -87,7 +106,9 @@ namespace
 enum : int {
 	kD = SHAPE_D,
 	kThreads = (CONSUMERS + 1) * 128,
-	kBlockM = 64 * CONSUMERS,   /* query rows per block */
+	/* 64-row Q tiles per block: one a consumer, or one per KSPLIT consumers */
+	kQTiles = CONSUMERS / KSPLIT,
+	kBlockM = 64 * kQTiles,     /* query rows per block */
 	kChunks = kD / 64,          /* 64-column (128-byte) swizzle chunks per row */
 	kChunkQ = 64 * 128,         /* bytes of one chunk of a Q (or O) tile */
 	kChunkKV = BLOCK_N * 128,   /* bytes of one chunk of a K or V tile */
@@ -95,14 +116,16 @@ enum : int {
 	kKVTile = kChunks * kChunkKV,
 	/* The layout, in bytes from the 1024-aligned base. */
 	kQOff = 0,
-	kKOff = kQOff + CONSUMERS * kQTile,
+	kKOff = kQOff + kQTiles * kQTile,
 #ifdef TUNER_PLANT_MISALIGN
 	kVOff = kKOff + STAGES * kKVTile - 512, /* a broken variant for tests: V off its atoms */
 #else
 	kVOff = kKOff + STAGES * kKVTile,
 #endif
 	kOOff = kVOff + STAGES * kKVTile,
-	kBarOff = kOOff + (PERSISTENT ? CONSUMERS * kQTile : 0),
+	/* KSPLIT > 1: consumer 1's O (kD / 8 float4 per thread) and its m, l (one float4). */
+	kMergeOff = kOOff + (PERSISTENT ? CONSUMERS * kQTile : 0),
+	kBarOff = kMergeOff + (KSPLIT > 1 ? (kD / 8 + 1) * 128 * 16 : 0),
 	kSmemBytes = 1024 + kBarOff + 8 * (2 + 4 * STAGES),
 	/*
 	 * Registers after setmaxnreg: 128 * (producer + CONSUMERS * consumer) <= 65536 /
@@ -117,6 +140,7 @@ enum : int {
 	kSchedBar = 1, /* named barriers kSchedBar + c: consumer c may issue its GEMMs */
 	kEpiBar = 4,   /* named barriers kEpiBar + c: consumer c's O tile is staged */
 	kAllBar = 7,   /* named barrier 7: every consumer thread (SPLITS > 1) */
+	kMergeBar = 8, /* named barrier 8: consumer 1's partial staged (KSPLIT > 1) */
 	/*
 	 * SPLITS > 1: the f32 stage of the partial O (kBlockM rows of D + 8 floats: a quad's
 	 * float2 stores of eight rows fall in distinct banks), its log-sum-exps, and the merged
@@ -150,6 +174,9 @@ static_assert(OCCUPANCY == 1 || (OCCUPANCY == 2 && CONSUMERS == 1),
               "two blocks per SM only with one consumer warpgroup");
 static_assert(128 * (kProducerRegs + CONSUMERS * kConsumerRegs) <= 65536 / OCCUPANCY,
               "setmaxnreg asks for more registers than the block has");
+static_assert(KSPLIT == 1 || (KSPLIT == 2 && CONSUMERS == 2 && STAGES % 2 == 0 && !PINGPONG &&
+                              PERSISTENT == 0 && SPLITS == 1),
+              "a key split is two consumers on one Q tile, stage s always consumer s % 2's");
 static_assert(kKVTile % 1024 == 0 && kQTile % 1024 == 0, "tiles must keep 1024-byte atoms");
 static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
               "the kernel's shared-memory layout exceeds TUNER_SMEM_BYTES: the sidecar's "
@@ -508,8 +535,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 		for (int s = 0; s < STAGES; s++) {
 			tuner_mbar_init(FULL_K(s), 1);
 			tuner_mbar_init(FULL_V(s), 1);
-			tuner_mbar_init(EMPTY_K(s), CONSUMERS * 128);
-			tuner_mbar_init(EMPTY_V(s), CONSUMERS * 128);
+			/* With KSPLIT every tile is one consumer's. */
+			tuner_mbar_init(EMPTY_K(s), CONSUMERS * 128 / KSPLIT);
+			tuner_mbar_init(EMPTY_V(s), CONSUMERS * 128 / KSPLIT);
 		}
 		tuner_mbar_init_fence();
 	}
@@ -528,8 +556,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 				if (SPLITS > 1 && nt == 0)
 					break; /* an empty split loads nothing */
-				/* Q of the consumers with a row < S; the others run on garbage. */
-				const int live = min(CONSUMERS, (S - m0 + 63) / 64);
+				/* Q tiles with a row < S; the others' consumers run on garbage. */
+				const int live = min((int)kQTiles, (S - m0 + 63) / 64);
 				int ok = 1;
 
 				/* The unit before is done with Q (round 0 passes at once). */
@@ -588,7 +616,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 		const int cw = wg - 1;
 		const int t = threadIdx.x % 128;
 		const int warp = t / 32, lane = t % 32;
-		const unsigned q_tile = base + kQOff + cw * kQTile;
+		/* KSPLIT: consumers 0 and 1 share Q tile 0, cw takes key tiles kp, kp + 2, ... */
+		const int kp = cw % KSPLIT;
+		const unsigned q_tile = base + kQOff + cw / KSPLIT * kQTile;
 		/* With PERSISTENT O has its own tile (the next unit's Q loads meanwhile). */
 		const unsigned o_tile = PERSISTENT ? base + kOOff + cw * kQTile : q_tile;
 		const float scale_log2 = softmax_scale * 1.4426950408889634f;
@@ -618,18 +648,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 			if (SPLITS > 1 && nt == 0) {
 				/* An empty split: O = 0 and l = 0 (log-sum-exp -inf, no weight). */
+			} else if (KSPLIT > 1 && kp >= nt) {
+				/* A key-split consumer with no tile: O = 0, l = 0, m = -inf. */
 			} else if (OVERLAP) {
+				const int gk = g0 + kp; /* this consumer's first tile */
+
 				tuner_mbar_wait(bar_q, it & 1);
-				/* Tile 0: S alone. */
-				tuner_mbar_wait(FULL_K(STAGE(g0)), PHASE(g0));
+				/* Tile 0 (with KSPLIT this consumer's first): S alone. */
+				tuner_mbar_wait(FULL_K(STAGE(gk)), PHASE(gk));
 				turn_wait(cw);
-				gemm_qk(s, q_tile, base + kKOff + STAGE(g0) * kKVTile);
+				gemm_qk(s, q_tile, base + kKOff + STAGE(gk) * kKVTile);
 				turn_pass(cw, false);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(s);
-				tuner_mbar_arrive(EMPTY_K(STAGE(g0)));
-				moved = softmax_tile(s, row_max, alpha, sum, scale_log2, jb * BLOCK_N, S,
-				                     ragged && jb == ntiles - 1);
+				tuner_mbar_arrive(EMPTY_K(STAGE(gk)));
+				moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+				                     (jb + kp) * BLOCK_N, S,
+				                     ragged && jb + kp == ntiles - 1);
 				pack_p(s, p, row_sum, alpha, sum);
 				moved = false; /* O is 0: nothing to rescale */
 
@@ -642,16 +677,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				 * exactly 1).
 				 */
 #pragma unroll 1
-				for (int j = 1; j < nt; j++) {
-					const int g = g0 + j;
+				for (int j = kp + KSPLIT; j < nt; j += KSPLIT) {
+					/* gp: this consumer's tile before */
+					const int g = g0 + j, gp = g - KSPLIT;
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
 					turn_wait(cw);
 					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
 					if (RESCALE == 1 || (RESCALE >= 2 && moved))
 						rescale_o(o, alpha);
-					tuner_mbar_wait(FULL_V(STAGE(g - 1)), PHASE(g - 1));
-					gemm_pv(o, p, base + kVOff + STAGE(g - 1) * kKVTile);
+					tuner_mbar_wait(FULL_V(STAGE(gp)), PHASE(gp));
+					gemm_pv(o, p, base + kVOff + STAGE(gp) * kKVTile);
 					turn_pass(cw, false);
 					tuner_wgmma_wait<1>();
 					tuner_reg_fence(s);
@@ -664,7 +700,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 #pragma unroll
 					for (int kt = 0; kt < BLOCK_N / 16; kt++)
 						tuner_reg_fence(p[kt]);
-					tuner_mbar_arrive(EMPTY_V(STAGE(g - 1)));
+					tuner_mbar_arrive(EMPTY_V(STAGE(gp)));
 					if (RESCALE == 0)
 						rescale_o(o, alpha);
 					pack_p(s, p, row_sum, alpha, sum);
@@ -672,8 +708,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				if (PERSISTENT)
 					tuner_mbar_arrive(EMPTY_Q); /* every S GEMM has completed */
 
-				/* P V of the last tile. */
-				const int gl = g0 + nt - 1;
+				/* P V of the last tile (with KSPLIT this consumer's last). */
+				const int gl = g0 + nt - 1 - (nt - 1 - kp) % KSPLIT;
 				tuner_mbar_wait(FULL_V(STAGE(gl)), PHASE(gl));
 				turn_wait(cw);
 				if (RESCALE == 1 || (RESCALE >= 2 && moved))
@@ -686,7 +722,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			} else {
 				tuner_mbar_wait(bar_q, it & 1);
 #pragma unroll 1
-				for (int j = 0; j < nt; j++) {
+				for (int j = kp; j < nt; j += KSPLIT) {
 					const int g = g0 + j;
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
@@ -716,6 +752,55 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 					tuner_mbar_arrive(EMPTY_Q);
 			}
 			(void)moved;
+
+			if (KSPLIT > 1) {
+				/*
+				 * Key split: consumer 1 stages its partial (thread t's O as
+				 * float4s, then {m, l} of its two rows) and passes it on; consumer
+				 * 0 merges it into its own, thread by thread (the same rows and
+				 * columns), and runs the epilogue. Consumer 1's GEMMs have all
+				 * completed by then, so the shared Q tile is free for consumer 0's
+				 * O.
+				 */
+				unsigned char *sm = smem_raw + (base - tuner_smem_addr(smem_raw));
+				float4 *mg = reinterpret_cast<float4 *>(sm + kMergeOff) + t;
+
+				if (kp) {
+#pragma unroll
+					for (int q = 0; q < kD / 8; q++)
+						tuner_st(mg + q * 128,
+						         make_float4(o[4 * q], o[4 * q + 1],
+						                     o[4 * q + 2], o[4 * q + 3]));
+					tuner_st(mg + kD / 8 * 128,
+					         make_float4(row_max[0], row_max[1], row_sum[0],
+					                     row_sum[1]));
+					tuner_bar_arrive(kMergeBar, 256);
+					continue;
+				}
+				tuner_bar_sync(kMergeBar, 256);
+				const float4 ml = tuner_ld(mg + kD / 8 * 128);
+				const float m1[2] = {ml.x, ml.y}, l1[2] = {ml.z, ml.w};
+				float w0[2], w1[2];
+
+#pragma unroll
+				for (int r = 0; r < 2; r++) {
+					/* m is finite (tile 0 is consumer 0's): -inf weighs 0. */
+					const float m = fmaxf(row_max[r], m1[r]);
+
+					w0[r] = tuner_exp2((row_max[r] - m) * scale_log2);
+					w1[r] = tuner_exp2((m1[r] - m) * scale_log2);
+					row_sum[r] = row_sum[r] * w0[r] + l1[r] * w1[r];
+				}
+#pragma unroll
+				for (int q = 0; q < kD / 8; q++) {
+					const float4 x = tuner_ld(mg + q * 128);
+
+					o[4 * q] = o[4 * q] * w0[0] + x.x * w1[0];
+					o[4 * q + 1] = o[4 * q + 1] * w0[0] + x.y * w1[0];
+					o[4 * q + 2] = o[4 * q + 2] * w0[1] + x.z * w1[1];
+					o[4 * q + 3] = o[4 * q + 3] * w0[1] + x.w * w1[1];
+				}
+			}
 
 			if (SPLITS > 1) {
 				/*
@@ -810,11 +895,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			}
 			tuner_fence_proxy_async();
 			tuner_bar_sync(kEpiBar + cw, 128);
-			if (t == 0 && m0 + 64 * cw < S) {
+			if (t == 0 && m0 + 64 * (cw / KSPLIT) < S) {
 #pragma unroll
 				for (int k = 0; k < kChunks; k++)
-					tuner_tma_store_3d(&Omap, k * 64, m0 + 64 * cw, bh,
-					                   o_tile + k * kChunkQ, kChunkQ);
+					tuner_tma_store_3d(&Omap, k * 64, m0 + 64 * (cw / KSPLIT),
+					                   bh, o_tile + k * kChunkQ, kChunkQ);
 				tuner_tma_store_commit();
 				if (!PERSISTENT)
 					tuner_tma_store_wait_read();
