@@ -17,7 +17,7 @@ enum format { FORMAT_HEADER, FORMAT_JSON, FORMAT_T4 };
 static int render(struct db *db, long long run, long long k, enum format format, int per_shape,
                   const char *output, const char *config, struct strbuf *out)
 {
-	struct export_header_opts ho = {output, per_shape, time(NULL), NULL, 0};
+	struct export_header_opts ho = {output, per_shape, time(NULL), NULL};
 	struct config cfg;
 	struct ranking r;
 	int rc = 0;
@@ -50,7 +50,7 @@ static int render(struct db *db, long long run, long long k, enum format format,
 static int render_families(struct db *db, const long long *runs, size_t n, long long k,
                            const char *prefix, const char *output, struct strbuf *out)
 {
-	struct export_header_opts ho = {output, 1, time(NULL), NULL, 1};
+	struct export_header_opts ho = {output, 1, time(NULL), NULL};
 	struct export_family *f = xcalloc(n, sizeof(*f));
 	size_t i, ranked = 0, loaded = 0;
 	int rc = 0;
@@ -133,14 +133,10 @@ const struct cmd cmd_export_entry = {
 int cmd_export(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
-	    {"k", required_argument, NULL, 'k'},
-	    {"run", required_argument, NULL, 'r'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"per-shape", no_argument, NULL, 'p'},
-	    {"prefix", required_argument, NULL, 'P'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"k", required_argument, NULL, 'k'},      {"run", required_argument, NULL, 'r'},
+	    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
+	    {"per-shape", no_argument, NULL, 'p'},    {"prefix", required_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	long long k = 1, run = 0, runs[TUNER_MAX_SHAPES];
 	size_t nruns = 0;
@@ -203,7 +199,8 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 		return cmd_usage(g, EX_USAGE);
 	}
 	if (nruns > 1 && !per_shape) {
-		error("--run is repeatable with --per-shape only (one header for several families)");
+		error(
+		    "--run is repeatable with --per-shape only (one header for several families)");
 		return cmd_usage(g, EX_USAGE);
 	}
 	if (prefix && nruns < 2) {
@@ -226,7 +223,8 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 	if ((rc = cmd_open_db(g, &db)) != 0)
 		return rc;
 	if (nruns > 1) {
-		rc = render_families(db, runs, nruns, k, prefix ? prefix : "dispatch", output, &out);
+		rc =
+		    render_families(db, runs, nruns, k, prefix ? prefix : "dispatch", output, &out);
 	} else if ((rc = cmd_pick_run(db, run, 1, &run)) == 0) {
 		rc = render(db, run, k, format, per_shape, output,
 		            g->config_given ? g->config_path : NULL, &out);

@@ -621,7 +621,8 @@ static int write_preamble(struct section *b, const struct variant *ranked,
 	/* Combined, a family's preamble is for the translation units that ask for it alone: two
 	 * families' params (BLOCK_N of each) must never meet. */
 	if (b->combined)
-		sb_addf(b->out, "#if !defined(%sNO_PREAMBLE) && (defined(%sCONFIG) || defined(%sRANK))\n",
+		sb_addf(b->out,
+		        "#if !defined(%sNO_PREAMBLE) && (defined(%sCONFIG) || defined(%sRANK))\n",
 		        b->P, b->P, b->P);
 	else
 		sb_addf(b->out, "#ifndef %sNO_PREAMBLE\n", b->P);
@@ -688,9 +689,9 @@ static int claim_names(struct section *b, int per_shape)
 {
 	static const char *const macros[] = {"RANK",      "CONFIG",     "NO_PREAMBLE", "NLAUNCHES",
 	                                     "SMEM_ATTR", "SMEM_OPTIN", "NSHAPES",     "NCONFIGS"};
-	static const char *const fns[] = {"launch", "config", "clear",   "geometry", "rank",
-	                                  "select", "min_i",  "max_i",   "min_f",    "max_f",
-	                                  "abs_i",  "abs_f",  "ceil_div", "valid",   "tuned"};
+	static const char *const fns[] = {"launch", "config", "clear",    "geometry", "rank",
+	                                  "select", "min_i",  "max_i",    "min_f",    "max_f",
+	                                  "abs_i",  "abs_f",  "ceil_div", "valid",    "tuned"};
 	char *s;
 	size_t i, j;
 	int rc = 0;

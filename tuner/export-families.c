@@ -9,9 +9,9 @@
 
 /* A shape of the combined suite: the same dims in every run that tuned it. */
 struct xshape {
-	char *name;        /* the first run's name of it, made unique */
-	const char *dims;  /* "B=1,...": the first run's */
-	const long long *v; /* the dims' values, in the problem's order */
+	char *name;                  /* the first run's name of it, made unique */
+	const char *dims;            /* "B=1,...": the first run's */
+	const long long *v;          /* the dims' values, in the problem's order */
 	int local[TUNER_MAX_SHAPES]; /* per family, its own index of the shape; -1 */
 	int order[TUNER_MAX_SHAPES]; /* the families with a correct best on it, fastest first; -1 */
 };
@@ -47,13 +47,15 @@ static int check_families(const struct export_family *f, size_t n)
 			const struct problem *pa = f[i].cfg.fam.problem, *pb = f[j].cfg.fam.problem;
 
 			if (!strcmp(nn(a->template_name), nn(b->template_name)))
-				return error("runs %lld and %lld both tuned '%s': a combined header "
-				             "takes each template once",
-				             b->id, a->id, nn(a->template_name));
+				return error(
+				    "runs %lld and %lld both tuned '%s': a combined header "
+				    "takes each template once",
+				    b->id, a->id, nn(a->template_name));
 			if (strcmp(nn(a->device), nn(b->device)))
-				return error("run %lld was measured on '%s', run %lld on '%s': their "
-				             "times cannot be compared",
-				             b->id, nn(b->device), a->id, nn(a->device));
+				return error(
+				    "run %lld was measured on '%s', run %lld on '%s': their "
+				    "times cannot be compared",
+				    b->id, nn(b->device), a->id, nn(a->device));
 			for (d = 0; pa->ndims == pb->ndims && d < pa->ndims; d++)
 				if (strcmp(pa->dims[d], pb->dims[d]))
 					break;
@@ -101,7 +103,8 @@ static size_t union_shapes(const struct export_family *f, size_t n, struct xshap
 					xs[k].local[j] = xs[k].order[j] = -1;
 				xs[k].v = v;
 				xs[k].dims = f[i].r.shapes[s].dims;
-				/* Another suite's shape of the same name and other dims: renamed. */
+				/* Another suite's shape of the same name and other dims: renamed.
+				 */
 				id = export_ident(f[i].r.shapes[s].name);
 				if (export_names_add(&names, id) == 0) {
 					xs[k].name = xstrdup(f[i].r.shapes[s].name);
@@ -145,7 +148,7 @@ static size_t union_shapes(const struct export_family *f, size_t n, struct xshap
 	return ns;
 }
 
-/* "flash_attn": a family's function prefix without its '_'; caller frees. */
+/* "my_gemm": a family's function prefix without its '_'; caller frees. */
 static char *family_ident(const struct export_family *f)
 {
 	char *p = export_prefix(f->r.run.template_name), *q;
@@ -180,7 +183,8 @@ static void combined_comment(const struct export_family *f, size_t n, const stru
 	size_t i, k;
 
 	sb_adds(c, "/*\n");
-	comment_line(c, "The tuned configurations of several kernel families and a dispatch across");
+	comment_line(c,
+	             "The tuned configurations of several kernel families and a dispatch across");
 	sb_reset(&l);
 	sb_addf(&l, "them, %sselect(), from one database; each family's section follows, with its",
 	        p);
@@ -197,7 +201,8 @@ static void combined_comment(const struct export_family *f, size_t n, const stru
 	sb_addf(&l, "GPU       %s", nn(f[0].r.run.device));
 	comment_line(c, l.buf);
 	comment_line(c, "");
-	comment_line(c, "Per tuned shape, each family's correct best and its median; the lowest wins:");
+	comment_line(
+	    c, "Per tuned shape, each family's correct best and its median; the lowest wins:");
 	for (k = 0; k < ns; k++) {
 		comment_line(c, "");
 		sb_reset(&l);
@@ -225,11 +230,14 @@ static void combined_comment(const struct export_family *f, size_t n, const stru
 	}
 	comment_line(c, "");
 	sb_reset(&l);
-	sb_addf(&l, "%s<SHAPE>_FAMILY is each tuned shape's winner (%s<TEMPLATE>, -1: none).", P, P);
+	sb_addf(&l, "%s<SHAPE>_FAMILY is each tuned shape's winner (%s<TEMPLATE>, -1: none).", P,
+	        P);
 	comment_line(c, l.buf);
-	comment_line(c, "A build: one translation unit per family build, each defining that family's");
+	comment_line(c,
+	             "A build: one translation unit per family build, each defining that family's");
 	comment_line(c, "<TEMPLATE>_CONFIG=i before including this header, then the template (its");
-	comment_line(c, "preamble is emitted there alone), and host code that includes it bare and");
+	comment_line(c,
+	             "preamble is emitted there alone), and host code that includes it bare and");
 	sb_reset(&l);
 	sb_addf(&l, "calls %sselect(dims...) to learn the family, its build and its launches.", p);
 	comment_line(c, l.buf);
@@ -283,14 +291,16 @@ static int write_dispatch(const struct export_family *f, size_t n, const struct 
 		for (i = 0; i < n; i++)
 			for (k = 0; k < ARRAY_SIZE(members); k++)
 				if (!strcmp(fid[i], members[k])) {
-					error("family '%s' would be the member '%s' of struct %schoice, "
+					error("family '%s' would be the member '%s' of struct "
+					      "%schoice, "
 					      "which it has already",
 					      fid[i], members[k], p);
 					goto out;
 				}
 	}
 
-	sb_adds(out, "\n/* ======================================================= the dispatch */\n");
+	sb_adds(out,
+	        "\n/* ======================================================= the dispatch */\n");
 	sb_addf(out, "#define %sNFAMILIES %zu\n", P, n);
 	for (i = 0; i < n; i++) {
 		char *id = export_ident(fid[i]);
@@ -371,7 +381,8 @@ static int write_dispatch(const struct export_family *f, size_t n, const struct 
 	}
 	if (!ns)
 		sb_adds(out, "\"\"");
-	sb_adds(out, "};\n\t/* Per shape, the families with a correct best there, fastest first. */\n");
+	sb_adds(out,
+	        "};\n\t/* Per shape, the families with a correct best there, fastest first. */\n");
 	sb_addf(out, "\tstatic const int order[%zu][%zu] = {", ns ? ns : 1, n);
 	for (k = 0; k < ns || (!ns && k < 1); k++) {
 		sb_adds(out, k ? ", {" : "{");
@@ -379,7 +390,8 @@ static int write_dispatch(const struct export_family *f, size_t n, const struct 
 			sb_addf(out, "%s%d", i ? ", " : "", ns ? xs[k].order[i] : -1);
 		sb_adds(out, "}");
 	}
-	sb_adds(out, "};\n\t/* Per shape and family, the family's own index of the shape; -1. */\n");
+	sb_adds(out,
+	        "};\n\t/* Per shape and family, the family's own index of the shape; -1. */\n");
 	sb_addf(out, "\tstatic const int local[%zu][%zu] = {", ns ? ns : 1, n);
 	for (k = 0; k < ns || (!ns && k < 1); k++) {
 		sb_adds(out, k ? ", {" : "{");
@@ -387,7 +399,8 @@ static int write_dispatch(const struct export_family *f, size_t n, const struct 
 			sb_addf(out, "%s%d", i ? ", " : "", ns ? xs[k].local[i] : -1);
 		sb_adds(out, "}");
 	}
-	sb_adds(out, "};\n\t/* Per family, 1 for each dim it specialises (compiled into a build). */\n");
+	sb_adds(out,
+	        "};\n\t/* Per family, 1 for each dim it specialises (compiled into a build). */\n");
 	sb_addf(out, "\tstatic const int spec[%zu][%zu] = {", n, nd ? nd : 1);
 	for (i = 0; i < n; i++) {
 		const struct family *fam = &f[i].cfg.fam;
@@ -442,8 +455,9 @@ static int write_dispatch(const struct export_family *f, size_t n, const struct 
 	        "\t\t\t\t\tbest = s;\n\t\t\t\t\tbest_f = f;\n\t\t\t\t\tbest_d = d;\n"
 	        "\t\t\t\t}\n\t\t\t}\n",
 	        ns, n, nd, nd, nd);
-	sb_adds(out, "\tc.family = -1;\n\tc.family_name = \"\";\n\tc.config = -1;\n\tc.shape = -1;\n"
-	             "\tc.shape_name = \"\";\n\tc.exact = 0;\n");
+	sb_adds(out,
+	        "\tc.family = -1;\n\tc.family_name = \"\";\n\tc.config = -1;\n\tc.shape = -1;\n"
+	        "\tc.shape_name = \"\";\n\tc.exact = 0;\n");
 	for (i = 0; i < n; i++)
 		sb_addf(out, "\t%s_clear(&c.%s);\n", fid[i], fid[i]);
 	sb_adds(out, "\tif (best < 0)\n\t\treturn c;\n"
@@ -487,7 +501,6 @@ int export_header_families(const struct export_family *f, size_t n, const char *
 		goto out;
 	}
 	so.per_shape = 1;
-	so.section = 1;
 	guard = export_header_guard(P, &so);
 	export_names_add(&names, guard);
 	for (i = 0; i < n; i++) {

@@ -555,7 +555,7 @@ static void header_comment(const struct ranking *r, const struct export_header_o
 }
 
 /* The macros of each rank and shape, and the build section; names taken go into m. */
-static int header_defs(const struct ranking *r, const struct export_header_opts *o,
+static int header_defs(const struct ranking *r, const struct export_header_opts *o, int mode,
                        const char *prefix, struct export_names *m, struct strbuf *defs)
 {
 	struct strbuf l = STRBUF_INIT;
@@ -569,7 +569,7 @@ static int header_defs(const struct ranking *r, const struct export_header_opts 
 		error("%s: nothing to export", export_empty_reason(r, why, sizeof(why)));
 		goto out;
 	}
-	if ((o->per_shape || o->section) && !r->best)
+	if (mode != EXPORT_RANKS && !r->best)
 		BUG("export_header: per_shape without export_rank_per_shape()");
 
 	for (i = 0; i < r->n; i++) {
@@ -587,7 +587,7 @@ static int header_defs(const struct ranking *r, const struct export_header_opts 
 		if (rc < 0)
 			goto out;
 	}
-	for (i = 0; (o->per_shape || o->section) && i < r->nshapes; i++) {
+	for (i = 0; mode != EXPORT_RANKS && i < r->nshapes; i++) {
 		const struct export_best *b = &r->best[i];
 		char *id, *p;
 
@@ -620,11 +620,7 @@ static int header_defs(const struct ranking *r, const struct export_header_opts 
 	sb_adds(defs, "\n");
 	rc = add_define(m, defs, ranks, (long long)r->n);
 	free(ranks);
-	if (rc < 0 || (o->cfg && export_build(r, o->cfg,
-	                                      o->section     ? EXPORT_SECTION
-	                                      : o->per_shape ? EXPORT_PER_SHAPE
-	                                                     : EXPORT_RANKS,
-	                                      m, defs) < 0)) {
+	if (rc < 0 || (o->cfg && export_build(r, o->cfg, mode, m, defs) < 0)) {
 		rc = -1;
 		goto out;
 	}
@@ -645,15 +641,15 @@ out:
 
 int export_header(const struct ranking *r, const struct export_header_opts *o, struct strbuf *out)
 {
-	char *prefix = export_prefix(r->run.template_name),
-	     *guard = export_header_guard(prefix, o);
+	char *prefix = export_prefix(r->run.template_name), *guard = export_header_guard(prefix, o);
 	struct strbuf defs = STRBUF_INIT;
 	struct export_names m = {NULL, 0, 0};
 	int rc = -1;
 
 	/* The guard is a macro too. */
 	export_names_add(&m, guard);
-	if (header_defs(r, o, prefix, &m, &defs) < 0)
+	if (header_defs(r, o, o->per_shape ? EXPORT_PER_SHAPE : EXPORT_RANKS, prefix, &m, &defs) <
+	    0)
 		goto out;
 	header_comment(r, o, prefix, out);
 	sb_addf(out, "#ifndef %s\n#define %s\n", guard, guard);
@@ -673,7 +669,7 @@ int export_header_section(const struct ranking *r, const struct export_header_op
 {
 	char *prefix = export_prefix(r->run.template_name);
 	struct strbuf defs = STRBUF_INIT;
-	int rc = header_defs(r, o, prefix, names, &defs);
+	int rc = header_defs(r, o, EXPORT_SECTION, prefix, names, &defs);
 
 	if (rc == 0) {
 		sb_addf(out, "\n/* ============================================ %s */\n",

@@ -119,7 +119,6 @@ struct export_header_opts {
 	int per_shape;            /* add each shape's own best (export_rank_per_shape() first) */
 	time_t now;               /* the date of export */
 	const struct config *cfg; /* the run's family (export_load_family()); NULL: no build */
-	int section;              /* a family's section of export_header_families()'s header */
 };
 
 /*
@@ -172,7 +171,7 @@ int export_build(const struct ranking *r, const struct config *cfg, int mode,
 
 /* One family of a combined header: a run ranked per shape, and its sidecar. */
 struct export_family {
-	struct ranking r; /* export_rank() and export_rank_per_shape() */
+	struct ranking r;  /* export_rank() and export_rank_per_shape() */
 	struct config cfg; /* export_load_family() */
 };
 
@@ -180,7 +179,7 @@ struct export_family {
  * One header for several runs of one database, each a family (template) of its
  * own: each family's section as export_header() writes it with per_shape
  * (its comment and macros, its preamble only where PREFIX_CONFIG or
- * PREFIX_RANK is defined), then the dispatch named by prefix ("attention"):
+ * PREFIX_RANK is defined), then the dispatch named by prefix ("conv"):
  * prefix_select(dims...) picks, for tuned dims (matched by value across the
  * suites), the family whose per-shape best has the lowest median; for other
  * dims, the nearest tuned shape (prefix_select()'s log-space rule) whose
@@ -192,7 +191,7 @@ struct export_family {
 int export_header_families(const struct export_family *f, size_t n, const char *prefix,
                            const struct export_header_opts *o, struct strbuf *out);
 
-/* For export_header_families(): the include guard, and a family's section (o->section). */
+/* For export_header_families(): the include guard, and a family's section (EXPORT_SECTION). */
 char *export_header_guard(const char *prefix, const struct export_header_opts *o);
 int export_header_section(const struct ranking *r, const struct export_header_opts *o,
                           struct export_names *names, struct strbuf *out);
