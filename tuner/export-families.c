@@ -183,13 +183,11 @@ static void combined_comment(const struct export_family *f, size_t n, const stru
 	size_t i, k;
 
 	sb_adds(c, "/*\n");
-	comment_line(c,
-	             "The tuned configurations of several kernel families and a dispatch across");
+	comment_line(c, "The tuned configurations of several kernel families, each in its section");
 	sb_reset(&l);
-	sb_addf(&l, "them, %sselect(), from one database; each family's section follows, with its",
-	        p);
+	sb_addf(&l, "with its provenance, and a dispatch across them, %sselect().", p);
 	comment_line(c, l.buf);
-	comment_line(c, "provenance. Export again rather than edit.");
+	comment_line(c, "Export again rather than edit.");
 	comment_line(c, "");
 	for (i = 0; i < n; i++) {
 		sb_reset(&l);
@@ -418,7 +416,8 @@ static int write_dispatch(const struct export_family *f, size_t n, const struct 
 	}
 	sb_addf(out, "};\n\tstatic const char *const family_names[%zu] = {", n);
 	for (i = 0; i < n; i++)
-		sb_addf(out, "%s\"%s\"", i ? ", " : "", fid[i]);
+		sb_addf(out, "%s\"%s\"", i ? ", " : "",
+		        nn(f[i].r.run.template_name)); /* an identifier */
 	sb_addf(out, "};\n\tconst long long q[%zu] = {%s};\n", nd ? nd : 1, nd ? dnames.buf : "0");
 	sb_addf(out,
 	        "\tint can[%zu];\n\tstruct %schoice c;\n"
