@@ -46,13 +46,56 @@ static int render(struct db *db, long long run, long long k, enum format format,
 	return rc;
 }
 
+/* Several runs, each its own family, as one header with a dispatch: a sysexits code. */
+static int render_families(struct db *db, const long long *runs, size_t n, long long k,
+                           const char *prefix, const char *output, struct strbuf *out)
+{
+	struct export_header_opts ho = {output, 1, time(NULL), NULL};
+	struct export_family *f = xcalloc(n, sizeof(*f));
+	size_t i, ranked = 0, loaded = 0;
+	int rc = 0;
+
+	for (i = 0; i < n && !rc; i++) {
+		long long id;
+
+		if ((rc = cmd_pick_run(db, runs[i], 1, &id)) != 0)
+			break;
+		if (export_rank(db, id, (size_t)k, &f[i].r) < 0) {
+			rc = EX_DATAERR;
+			break;
+		}
+		ranked++;
+		if (!f[i].r.n) {
+			char why[128];
+
+			error("%s: nothing to export",
+			      export_empty_reason(&f[i].r, why, sizeof(why)));
+			rc = EX_DATAERR;
+		} else if (export_load_family(&f[i].r, NULL, &f[i].cfg) < 0) {
+			rc = EX_CONFIG;
+		} else {
+			loaded++;
+			if (export_rank_per_shape(db, &f[i].r) < 0)
+				rc = EX_DATAERR;
+		}
+	}
+	if (!rc && export_header_families(f, n, prefix, &ho, out) < 0)
+		rc = EX_DATAERR;
+	for (i = 0; i < loaded; i++)
+		config_release(&f[i].cfg);
+	for (i = 0; i < ranked; i++)
+		ranking_release(&f[i].r);
+	free(f);
+	return rc;
+}
+
 const struct cmd cmd_export_entry = {
     .name = "export",
     .fn = cmd_export,
     .flags = READ_DB,
     .summary = "write the winners as a C header, JSON or T4 results",
     .usage = "usage: tuner export [--k N] [--run ID] [-o FILE] [--format header|json|t4]\n"
-	     "                    [--per-shape]\n"
+	     "                    [--per-shape [--run ID --run ID ... [--prefix NAME]]]\n"
 	     "\n"
 	     "Write the best K variants of a run (those 'tuner top' lists first).\n"
 	     "header: #define PREFIX_PARAM value per param, the prefix from the\n"
@@ -62,6 +105,14 @@ const struct cmd cmd_export_entry = {
 	     "and with --per-shape prefix_select(dims...), the nearest tuned shape's.\n"
 	     "It reads the run's sidecar through the config the run recorded (relative\n"
 	     "to the current directory) or the one --config names.\n"
+	     "With --per-shape and --run given twice or more, one header for them all:\n"
+	     "each run's family in its section (its preamble only in a translation\n"
+	     "unit that defines PREFIX_CONFIG or PREFIX_RANK: one per family build),\n"
+	     "then NAME_select(dims...), which picks for tuned dims the family whose\n"
+	     "best there has the lowest median, else the nearest tuned shape whose\n"
+	     "winner can serve these dims (its problem's valid, a build of these\n"
+	     "specialised dims), else another family that can. The runs must share\n"
+	     "their problem's dims and their GPU, and tune a template each.\n"
 	     "json: the ranking as 'tuner top --json' prints it.\n"
 	     "t4: the T4 autotuning results format, every evaluated variant.\n"
 	     "-o replaces FILE whole or not at all (a temporary file beside it,\n"
@@ -69,26 +120,27 @@ const struct cmd cmd_export_entry = {
 	     "and anything that is not a regular file.\n"
 	     "\n"
 	     "  --k N             how many winners, 1 to 100000 (default 1)\n"
-	     "  --run ID          the run (default: the latest completed run)\n"
+	     "  --run ID          the run (default: the latest completed run); with\n"
+	     "                    --per-shape, repeatable: one family per run\n"
 	     "  -o, --output FILE write there instead of stdout\n"
 	     "  --format F        header (default), json or t4\n"
 	     "  --per-shape       header: each shape's own best configuration\n"
+	     "  --prefix NAME     the dispatch of several runs: NAME_select(),\n"
+	     "                    NAME_ macros (default: dispatch)\n"
 	     "  -h, --help        print this help\n",
 };
 
 int cmd_export(int argc, char **argv, const struct globals *g)
 {
 	static const struct option opts[] = {
-	    {"k", required_argument, NULL, 'k'},
-	    {"run", required_argument, NULL, 'r'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"per-shape", no_argument, NULL, 'p'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"k", required_argument, NULL, 'k'},      {"run", required_argument, NULL, 'r'},
+	    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
+	    {"per-shape", no_argument, NULL, 'p'},    {"prefix", required_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	long long k = 1, run = 0;
-	const char *output = NULL;
+	long long k = 1, run = 0, runs[TUNER_MAX_SHAPES];
+	size_t nruns = 0;
+	const char *output = NULL, *prefix = NULL;
 	enum format format = FORMAT_HEADER;
 	int per_shape = 0, c, rc;
 	struct strbuf out = STRBUF_INIT;
@@ -103,6 +155,18 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 		case 'r':
 			if (cmd_parse_range("--run", optarg, 1, LLONG_MAX, &run) < 0)
 				return cmd_usage(g, EX_USAGE);
+			if (nruns == ARRAY_SIZE(runs)) {
+				error("more than %zu runs", ARRAY_SIZE(runs));
+				return cmd_usage(g, EX_USAGE);
+			}
+			runs[nruns++] = run;
+			break;
+		case 'P':
+			if (!*optarg) {
+				error("--prefix needs a name");
+				return cmd_usage(g, EX_USAGE);
+			}
+			prefix = optarg;
 			break;
 		case 'o':
 			output = optarg;
@@ -134,6 +198,20 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 		error("--per-shape applies to --format header only");
 		return cmd_usage(g, EX_USAGE);
 	}
+	if (nruns > 1 && !per_shape) {
+		error(
+		    "--run is repeatable with --per-shape only (one header for several families)");
+		return cmd_usage(g, EX_USAGE);
+	}
+	if (prefix && nruns < 2) {
+		error("--prefix names the dispatch of several runs: give --run twice or more");
+		return cmd_usage(g, EX_USAGE);
+	}
+	if (nruns > 1 && g->config_given) {
+		error("--config names one family's sidecar: several runs are read through the "
+		      "configs they recorded");
+		return cmd_usage(g, EX_USAGE);
+	}
 	if (output && !*output) {
 		error("-o needs a file name");
 		return cmd_usage(g, EX_USAGE);
@@ -144,12 +222,13 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 
 	if ((rc = cmd_open_db(g, &db)) != 0)
 		return rc;
-	if ((rc = cmd_pick_run(db, run, 1, &run)) != 0) {
-		db_close(db);
-		return rc;
+	if (nruns > 1) {
+		rc =
+		    render_families(db, runs, nruns, k, prefix ? prefix : "dispatch", output, &out);
+	} else if ((rc = cmd_pick_run(db, run, 1, &run)) == 0) {
+		rc = render(db, run, k, format, per_shape, output,
+		            g->config_given ? g->config_path : NULL, &out);
 	}
-	rc = render(db, run, k, format, per_shape, output, g->config_given ? g->config_path : NULL,
-	            &out);
 	db_close(db);
 	if (rc) {
 		sb_release(&out);

@@ -140,6 +140,7 @@ struct section {
 	size_t nspecs, shape_spec[TUNER_MAX_SHAPES];
 	struct export_names *names;
 	struct strbuf *out;
+	int combined; /* EXPORT_SECTION: a family of a combined header */
 };
 
 /* A stored params string as a variant of the family: every param, and none other. */
@@ -288,6 +289,31 @@ static int write_geometry(struct section *b, struct strbuf *fn, unsigned *used)
 	return 0;
 }
 
+/* The problem's valid expressions as prefix_valid(dims...): 1 when every one holds. */
+static int write_valid(struct section *b, struct strbuf *fn, unsigned *used)
+{
+	size_t i, d;
+
+	sb_addf(fn,
+	        "/* 1 when the problem's valid expressions hold at these dims. */\n"
+	        "static inline int %svalid(",
+	        b->p);
+	dim_args(b, fn);
+	sb_adds(fn, ")\n{\n");
+	for (d = 0; d < b->pr->ndims; d++)
+		sb_addf(fn, "\t(void)%s;\n", b->pr->dims[d]);
+	sb_adds(fn, "\treturn 1");
+	for (i = 0; i < b->pr->nvalid; i++) {
+		sb_adds(fn, " &&\n\t       (");
+		if (expr_to_c(b->pr->valid[i], fn, b->p, ident_c, b, used) < 0)
+			return error("%s:%d: valid: not written as C", b->pr->path,
+			             b->pr->valid_line[i]);
+		sb_adds(fn, ") != 0");
+	}
+	sb_adds(fn, ";\n}\n\n");
+	return 0;
+}
+
 /* The types, the helpers and the geometry: what every function of the header shares. */
 static int write_types(struct section *b)
 {
@@ -296,7 +322,7 @@ static int write_types(struct section *b)
 	unsigned used = 0;
 	size_t i;
 
-	if (write_geometry(b, &fn, &used) < 0) {
+	if (write_geometry(b, &fn, &used) < 0 || (b->combined && write_valid(b, &fn, &used) < 0)) {
 		sb_release(&fn);
 		return -1;
 	}
@@ -497,6 +523,64 @@ static int write_select(struct section *b, const struct shape_build *builds, siz
 	return 0;
 }
 
+/* prefix_tuned(s, dims...): tuned shape s's own build at these dims, for a combined dispatch. */
+static void write_tuned(struct section *b, const struct shape_build *builds, size_t nbuilds,
+                        const int *build_of)
+{
+	const struct ranking *r = b->r;
+	const struct problem *pr = b->pr;
+	struct variant v[TUNER_MAX_SHAPES];
+	size_t i, d;
+
+	sb_addf(b->out,
+	        "/*\n"
+	        " * Tuned shape s's own best configuration (its build, %s<SHAPE>_CONFIG) at\n"
+	        " * these dims; exact 1 when they are s's. config -1 when s has no build.\n"
+	        " */\nstatic inline struct %sconfig %stuned(int s%s",
+	        b->P, b->p, b->p, pr->ndims ? ", " : "");
+	dim_args(b, b->out);
+	sb_adds(b->out, ")\n{\n");
+	sb_addf(b->out, "\tstatic const long long tuned[%zu][%zu] = {", r->nshapes,
+	        pr->ndims ? pr->ndims : 1);
+	for (i = 0; i < r->nshapes; i++) {
+		sb_adds(b->out, i ? ", {" : "{");
+		for (d = 0; d < pr->ndims; d++)
+			sb_addf(b->out, "%s%lld", d ? ", " : "", b->cfg->shapes[i].dims[d]);
+		if (!pr->ndims)
+			sb_adds(b->out, "0");
+		sb_adds(b->out, "}");
+	}
+	sb_addf(b->out, "};\n\tstatic const int build[%zu] = {", r->nshapes);
+	for (i = 0; i < r->nshapes; i++)
+		sb_addf(b->out, "%s%d", i ? ", " : "", build_of[i]);
+	sb_addf(b->out, "};\n\tstatic const char *const names[%zu] = {", r->nshapes);
+	for (i = 0; i < r->nshapes; i++) {
+		sb_adds(b->out, i ? ", " : "");
+		add_c_string(b->out, r->shapes[i].name);
+	}
+	sb_adds(b->out, "};\n");
+	for (i = 0; i < nbuilds; i++)
+		v[i] = builds[i].va;
+	if (nbuilds)
+		params_table(b, v, nbuilds, b->out);
+	sb_addf(b->out, "\tconst long long q[%zu] = {", pr->ndims ? pr->ndims : 1);
+	dim_names(b, b->out);
+	if (!pr->ndims)
+		sb_adds(b->out, "0");
+	sb_addf(b->out,
+	        "};\n\tstruct %sconfig c;\n\tint j;\n\n\t%sclear(&c);\n"
+	        "\tif (s < 0 || s >= %zu || build[s] < 0)\n\t\treturn c;\n"
+	        "\tfor (j = 0; j < %zu && q[j] == tuned[s][j]; j++) {\n\t}\n"
+	        "\tc.config = build[s];\n\tc.shape = s;\n\tc.shape_name = names[s];\n"
+	        "\tc.exact = j == %zu;\n",
+	        b->p, b->p, r->nshapes, pr->ndims, pr->ndims);
+	if (nbuilds)
+		params_assign(b, "c.config", b->out);
+	sb_addf(b->out, "\t%sgeometry(&c%s", b->p, pr->ndims ? ", " : "");
+	dim_names(b, b->out);
+	sb_adds(b->out, ");\n\treturn c;\n}\n\n");
+}
+
 /* One branch of the preamble: its #defines but the SHAPE_ ones when skip_shape. */
 static int write_defines(struct section *b, const struct variant *va, const struct spec *sp,
                          int skip_shape, const char *what)
@@ -534,7 +618,14 @@ static int write_preamble(struct section *b, const struct variant *ranked,
 	size_t i, s, k;
 	int rc = -1;
 
-	sb_addf(b->out, "#ifndef %sNO_PREAMBLE\n", b->P);
+	/* Combined, a family's preamble is for the translation units that ask for it alone: two
+	 * families' params (BLOCK_N of each) must never meet. */
+	if (b->combined)
+		sb_addf(b->out,
+		        "#if !defined(%sNO_PREAMBLE) && (defined(%sCONFIG) || defined(%sRANK))\n",
+		        b->P, b->P, b->P);
+	else
+		sb_addf(b->out, "#ifndef %sNO_PREAMBLE\n", b->P);
 	if (nbuilds) {
 		sb_addf(b->out, "#if defined(%sCONFIG)\n", b->P);
 		for (i = 0; i < nbuilds; i++) {
@@ -598,9 +689,9 @@ static int claim_names(struct section *b, int per_shape)
 {
 	static const char *const macros[] = {"RANK",      "CONFIG",     "NO_PREAMBLE", "NLAUNCHES",
 	                                     "SMEM_ATTR", "SMEM_OPTIN", "NSHAPES",     "NCONFIGS"};
-	static const char *const fns[] = {"launch", "config", "clear",   "geometry", "rank",
-	                                  "select", "min_i",  "max_i",   "min_f",    "max_f",
-	                                  "abs_i",  "abs_f",  "ceil_div"};
+	static const char *const fns[] = {"launch", "config", "clear",    "geometry", "rank",
+	                                  "select", "min_i",  "max_i",    "min_f",    "max_f",
+	                                  "abs_i",  "abs_f",  "ceil_div", "valid",    "tuned"};
 	char *s;
 	size_t i, j;
 	int rc = 0;
@@ -613,6 +704,8 @@ static int claim_names(struct section *b, int per_shape)
 		free(s);
 	}
 	for (i = 0; rc == 0 && i < ARRAY_SIZE(fns); i++) {
+		if (!b->combined && i >= ARRAY_SIZE(fns) - 2)
+			break;
 		s = xasprintf("%s%s", b->p, fns[i]);
 		rc = export_names_add(b->names, s);
 		free(s);
@@ -639,9 +732,10 @@ static int claim_names(struct section *b, int per_shape)
 	return rc;
 }
 
-int export_build(const struct ranking *r, const struct config *cfg, int per_shape,
+int export_build(const struct ranking *r, const struct config *cfg, int mode,
                  struct export_names *names, struct strbuf *out)
 {
+	int per_shape = mode != EXPORT_RANKS;
 	struct section b;
 	struct variant *ranked = xcalloc(r->n + 1, sizeof(*ranked));
 	struct shape_build builds[TUNER_MAX_SHAPES];
@@ -661,6 +755,7 @@ int export_build(const struct ranking *r, const struct config *cfg, int per_shap
 		*q = (char)tolower((unsigned char)*q);
 	b.names = names;
 	b.out = out;
+	b.combined = mode == EXPORT_SECTION;
 	b.member = xcalloc(b.fam->nparams + 1, sizeof(*b.member));
 	for (i = 0; i < b.fam->nparams; i++) {
 		b.member[i] = xstrdup(b.fam->params[i].name);
@@ -718,6 +813,13 @@ int export_build(const struct ranking *r, const struct config *cfg, int per_shap
 	              "suite's first)"
 	            : "",
 	        P, P, P, nbuilds ? " or -D...CONFIG=i" : "");
+	if (b.combined)
+		sb_addf(out,
+		        "/*\n"
+		        " * In this combined header the preamble is there only where %sCONFIG or\n"
+		        " * %sRANK is defined: one translation unit per build of each family.\n"
+		        " */\n",
+		        P, P);
 	if (write_preamble(&b, ranked, builds, nbuilds) < 0)
 		goto out;
 	sb_addf(out,
@@ -748,6 +850,8 @@ int export_build(const struct ranking *r, const struct config *cfg, int per_shap
 		goto out;
 	if (per_shape && write_select(&b, builds, nbuilds, build_of) < 0)
 		goto out;
+	if (b.combined)
+		write_tuned(&b, builds, nbuilds, build_of);
 	sb_adds(out, "#ifdef __cplusplus\n}\n#endif\n");
 	rc = 0;
 out:

@@ -423,7 +423,7 @@ static size_t max_shape_name(const struct ranking *r)
 }
 
 /* The include guard: from the file's name, else from the prefix. Caller frees. */
-static char *header_guard(const char *prefix, const struct export_header_opts *o)
+char *export_header_guard(const char *prefix, const struct export_header_opts *o)
 {
 	const char *base;
 	char *id, *guard;
@@ -554,12 +554,12 @@ static void header_comment(const struct ranking *r, const struct export_header_o
 	sb_release(&l);
 }
 
-int export_header(const struct ranking *r, const struct export_header_opts *o, struct strbuf *out)
+/* The macros of each rank and shape, and the build section; names taken go into m. */
+static int header_defs(const struct ranking *r, const struct export_header_opts *o, int mode,
+                       const char *prefix, struct export_names *m, struct strbuf *defs)
 {
-	char *prefix = export_prefix(r->run.template_name), *guard = header_guard(prefix, o),
-	     *ranks;
-	struct strbuf defs = STRBUF_INIT, l = STRBUF_INIT;
-	struct export_names m = {NULL, 0, 0};
+	struct strbuf l = STRBUF_INIT;
+	char *ranks;
 	size_t i;
 	int rc = -1;
 
@@ -569,10 +569,8 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 		error("%s: nothing to export", export_empty_reason(r, why, sizeof(why)));
 		goto out;
 	}
-	if (o->per_shape && !r->best)
+	if (mode != EXPORT_RANKS && !r->best)
 		BUG("export_header: per_shape without export_rank_per_shape()");
-	/* The guard is a macro too. */
-	export_names_add(&m, guard);
 
 	for (i = 0; i < r->n; i++) {
 		const struct export_entry *e = &r->v[i];
@@ -581,15 +579,15 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 		sb_reset(&l);
 		sb_addf(&l, "rank %d: variant %lld, ", e->rank, e->variant_id);
 		add_fitness(&l, e);
-		sb_adds(&defs, "\n/* ");
-		export_comment_text(&defs, l.buf);
-		sb_adds(&defs, " */\n");
-		rc = add_defines(&m, &defs, p, nn(e->params));
+		sb_adds(defs, "\n/* ");
+		export_comment_text(defs, l.buf);
+		sb_adds(defs, " */\n");
+		rc = add_defines(m, defs, p, nn(e->params));
 		free(p);
 		if (rc < 0)
 			goto out;
 	}
-	for (i = 0; o->per_shape && i < r->nshapes; i++) {
+	for (i = 0; mode != EXPORT_RANKS && i < r->nshapes; i++) {
 		const struct export_best *b = &r->best[i];
 		char *id, *p;
 
@@ -603,14 +601,14 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 			sb_adds(&l, ", speedup ");
 			add_fixed(&l, "%.3f", b->t.speedup);
 		}
-		sb_adds(&defs, "\n/* ");
-		export_comment_text(&defs, l.buf);
-		sb_adds(&defs, " */\n");
+		sb_adds(defs, "\n/* ");
+		export_comment_text(defs, l.buf);
+		sb_adds(defs, " */\n");
 		if (!b->variant_id)
 			continue;
 		id = export_ident(r->shapes[i].name);
 		p = xasprintf("%s%s_", prefix, id);
-		rc = add_defines(&m, &defs, p, nn(b->params));
+		rc = add_defines(m, defs, p, nn(b->params));
 		free(id);
 		free(p);
 		if (rc < 0)
@@ -619,23 +617,40 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 
 	/* A #define, so that #if PREFIX_RANKS > 1 means what it says. */
 	ranks = xasprintf("%sRANKS", prefix);
-	sb_adds(&defs, "\n");
-	rc = add_define(&m, &defs, ranks, (long long)r->n);
+	sb_adds(defs, "\n");
+	rc = add_define(m, defs, ranks, (long long)r->n);
 	free(ranks);
-	if (rc < 0 || (o->cfg && export_build(r, o->cfg, o->per_shape, &m, &defs) < 0)) {
+	if (rc < 0 || (o->cfg && export_build(r, o->cfg, mode, m, defs) < 0)) {
 		rc = -1;
 		goto out;
 	}
 	/* ISO C has no empty translation unit: without the build section, a declaration. */
 	if (!o->cfg) {
 		ranks = xasprintf("%sNOT_EMPTY", prefix);
-		rc = export_names_add(&m, ranks);
-		sb_addf(&defs, "\nenum { %s = 1 };\n", ranks);
+		rc = export_names_add(m, ranks);
+		sb_addf(defs, "\nenum { %s = 1 };\n", ranks);
 		free(ranks);
 		if (rc < 0)
 			goto out;
 	}
+	rc = 0;
+out:
+	sb_release(&l);
+	return rc;
+}
 
+int export_header(const struct ranking *r, const struct export_header_opts *o, struct strbuf *out)
+{
+	char *prefix = export_prefix(r->run.template_name), *guard = export_header_guard(prefix, o);
+	struct strbuf defs = STRBUF_INIT;
+	struct export_names m = {NULL, 0, 0};
+	int rc = -1;
+
+	/* The guard is a macro too. */
+	export_names_add(&m, guard);
+	if (header_defs(r, o, o->per_shape ? EXPORT_PER_SHAPE : EXPORT_RANKS, prefix, &m, &defs) <
+	    0)
+		goto out;
 	header_comment(r, o, prefix, out);
 	sb_addf(out, "#ifndef %s\n#define %s\n", guard, guard);
 	sb_add(out, defs.buf, defs.len);
@@ -644,8 +659,25 @@ int export_header(const struct ranking *r, const struct export_header_opts *o, s
 out:
 	export_names_release(&m);
 	sb_release(&defs);
-	sb_release(&l);
 	free(guard);
+	free(prefix);
+	return rc;
+}
+
+int export_header_section(const struct ranking *r, const struct export_header_opts *o,
+                          struct export_names *names, struct strbuf *out)
+{
+	char *prefix = export_prefix(r->run.template_name);
+	struct strbuf defs = STRBUF_INIT;
+	int rc = header_defs(r, o, EXPORT_SECTION, prefix, names, &defs);
+
+	if (rc == 0) {
+		sb_addf(out, "\n/* ============================================ %s */\n",
+		        nn(r->run.template_name));
+		header_comment(r, o, prefix, out);
+		sb_add(out, defs.buf, defs.len);
+	}
+	sb_release(&defs);
 	free(prefix);
 	return rc;
 }

@@ -10,7 +10,7 @@ _tuner_options()
 	runs) echo "--json --help" ;;
 	show) echo "--run --help" ;;
 	top) echo "--k --run --json --help" ;;
-	export) echo "--k --run --output -o --format --per-shape --help" ;;
+	export) echo "--k --run --output -o --format --per-shape --prefix --help" ;;
 	cache) echo "--max-size --help" ;;
 	serve) echo "--root --gpus --log --heartbeat --batch --jobs --help" ;;
 	submit) echo "--priority --root --generations --population --seed --strategy --replay --no-gpu --help" ;;

@@ -158,9 +158,43 @@ int export_load_family(const struct ranking *r, const char *config_path, struct 
  * expressions written as C; with per_shape prefix_select(dims...), the
  * nearest tuned shape's configuration. Names taken go into names. 0, or
  * error() (a param that is not the family's, a name taken twice).
+ * EXPORT_SECTION, per shape as a family of a combined header: the preamble
+ * only where PREFIX_CONFIG or PREFIX_RANK is defined, and prefix_valid(dims...)
+ * (the problem's valid expressions) and prefix_tuned(s, dims...) (tuned shape
+ * s's build) for the dispatch.
  */
-int export_build(const struct ranking *r, const struct config *cfg, int per_shape,
+enum export_build_mode { EXPORT_RANKS, EXPORT_PER_SHAPE, EXPORT_SECTION };
+int export_build(const struct ranking *r, const struct config *cfg, int mode,
                  struct export_names *names, struct strbuf *out);
+
+/* ------------------------------------------------- several families at once */
+
+/* One family of a combined header: a run ranked per shape, and its sidecar. */
+struct export_family {
+	struct ranking r;  /* export_rank() and export_rank_per_shape() */
+	struct config cfg; /* export_load_family() */
+};
+
+/*
+ * One header for several runs of one database, each a family (template) of its
+ * own: each family's section as export_header() writes it with per_shape
+ * (its comment and macros, its preamble only where PREFIX_CONFIG or
+ * PREFIX_RANK is defined), then the dispatch named by prefix ("conv"):
+ * prefix_select(dims...) picks, for tuned dims (matched by value across the
+ * suites), the family whose per-shape best has the lowest median; for other
+ * dims, the nearest tuned shape (prefix_select()'s log-space rule) whose
+ * winner can serve them (its problem's valid expressions hold and it has a
+ * build of these specialised dims), else the nearest any family that tuned a
+ * shape can serve, else none. 0, or error(): runs of different dims, devices
+ * or of one template twice, an empty ranking, a name taken twice.
+ */
+int export_header_families(const struct export_family *f, size_t n, const char *prefix,
+                           const struct export_header_opts *o, struct strbuf *out);
+
+/* For export_header_families(): the include guard, and a family's section (EXPORT_SECTION). */
+char *export_header_guard(const char *prefix, const struct export_header_opts *o);
+int export_header_section(const struct ranking *r, const struct export_header_opts *o,
+                          struct export_names *names, struct strbuf *out);
 
 /* The ranking as one JSON document ('tuner top --json'). 0 or error(). */
 int export_json(const struct ranking *r, struct strbuf *out);
