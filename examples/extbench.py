@@ -23,7 +23,7 @@ def suite(db_path, runs=None):
     """The shapes the runs tuned, as exported: the latest completed run's suite, or with runs
     the union of theirs matched by dims (each shape keeps the first run's name and gets
     "runs", the runs that tuned it)."""
-    db = sqlite3.connect(db_path)
+    db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)  # a missing file is an error
     if runs is None:
         row = db.execute("SELECT shapes FROM runs WHERE status = 'done' ORDER BY id DESC"
                          " LIMIT 1").fetchone()

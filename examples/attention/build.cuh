@@ -28,8 +28,8 @@ struct flash_fwd_sm90_args {
 };
 
 /* A build's launcher: the configuration's launches at its dims; a cudaError_t. */
-typedef int (*flash_attn_build_fn)(const struct flash_attn_config *,
-                                   const struct flash_attn_args *, cudaStream_t);
+typedef int (*flash_attn_build_fn)(const struct flash_attn_config *, const struct flash_attn_args *,
+                                   cudaStream_t);
 typedef int (*flash_fwd_sm90_build_fn)(const struct flash_fwd_sm90_config *,
                                        const struct flash_fwd_sm90_args *, cudaStream_t);
 
@@ -41,8 +41,8 @@ typedef int (*flash_fwd_sm90_build_fn)(const struct flash_fwd_sm90_config *,
  * (__cluster_dims__) launch plainly.
  */
 template <class Launch>
-static inline int build_launch(const void *fn, const Launch &l, void **params,
-                               unsigned *smem_set, cudaStream_t stream)
+static inline int build_launch(const void *fn, const Launch &l, void **params, unsigned *smem_set,
+                               cudaStream_t stream)
 {
 	cudaLaunchConfig_t cfg = {};
 	cudaLaunchAttribute attr[1];

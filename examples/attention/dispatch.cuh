@@ -95,11 +95,11 @@ static inline int dispatch_tensor_map(CUtensorMap *m, const void *base, long lon
  * cudaError_t; cudaErrorInvalidValue when no family serves the dims, the build is not in the
  * table, or a pointer is misaligned for the family's loads.
  */
-static inline int attention_dispatch(const struct attention_choice *c, const struct attention_io *io,
-                                     cudaStream_t stream)
+static inline int attention_dispatch(const struct attention_choice *c,
+                                     const struct attention_io *io, cudaStream_t stream)
 {
-	const uintptr_t align = (uintptr_t)io->q | (uintptr_t)io->k | (uintptr_t)io->v |
-	                        (uintptr_t)io->o;
+	const uintptr_t align =
+	    (uintptr_t)io->q | (uintptr_t)io->k | (uintptr_t)io->v | (uintptr_t)io->o;
 
 #ifdef ATTENTION_FLASH_ATTN
 	if (c->family == ATTENTION_FLASH_ATTN && c->config >= 0 &&
@@ -125,7 +125,8 @@ static inline int attention_dispatch(const struct attention_choice *c, const str
 	if (c->family == ATTENTION_FLASH_FWD_SM90 && c->config >= 0 &&
 	    c->config < FLASH_FWD_SM90_NCONFIGS && align % 16 == 0) {
 		const struct flash_fwd_sm90_config *f = &c->flash_fwd_sm90;
-		/* Boxes: 64 rows of Q, BLOCK_N of K and V, 64 / SPLITS of O (attention_tma.yaml). */
+		/* Boxes: 64 rows of Q, BLOCK_N of K and V, 64 / SPLITS of O (attention_tma.yaml).
+		 */
 		const unsigned rows[4] = {64, (unsigned)f->block_n, (unsigned)f->block_n,
 		                          (unsigned)(64 / f->splits)};
 		const void *base[4] = {io->q, io->k, io->v, io->o};
@@ -134,7 +135,8 @@ static inline int attention_dispatch(const struct attention_choice *c, const str
 		int i, rc;
 
 		for (i = 0; i < 4; i++) {
-			rc = dispatch_tensor_map(&maps[i], base[i], io->B, io->H, io->S, io->D, rows[i]);
+			rc = dispatch_tensor_map(&maps[i], base[i], io->B, io->H, io->S, io->D,
+			                         rows[i]);
 			if (rc != cudaSuccess)
 				return rc;
 			a.maps[i] = &maps[i];

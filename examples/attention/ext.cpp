@@ -68,10 +68,11 @@ py::dict choice(long long B, long long H, long long S, long long D, bool causal)
 	if (c.family == ATTENTION_FLASH_ATTN) {
 		const struct flash_attn_config &f = c.flash_attn;
 		const struct flash_attn_launch &l = f.launch[0];
-		d["params"] = py::dict(py::arg("BLOCK_M") = f.block_m, py::arg("BLOCK_N") = f.block_n,
-		                       py::arg("NUM_WARPS") = f.num_warps, py::arg("STAGES") = f.stages,
-		                       py::arg("SWIZZLE") = f.swizzle, py::arg("Q_REGS") = f.q_regs,
-		                       py::arg("SPLITS") = f.splits, py::arg("COMBINE") = f.combine);
+		d["params"] =
+		    py::dict(py::arg("BLOCK_M") = f.block_m, py::arg("BLOCK_N") = f.block_n,
+		             py::arg("NUM_WARPS") = f.num_warps, py::arg("STAGES") = f.stages,
+		             py::arg("SWIZZLE") = f.swizzle, py::arg("Q_REGS") = f.q_regs,
+		             py::arg("SPLITS") = f.splits, py::arg("COMBINE") = f.combine);
 		d["grid"] = py::make_tuple(l.grid[0], l.grid[1], l.grid[2]);
 		d["block"] = py::make_tuple(l.block[0], l.block[1], l.block[2]);
 		d["smem_bytes"] = l.smem_bytes;
@@ -82,12 +83,12 @@ py::dict choice(long long B, long long H, long long S, long long D, bool causal)
 	} else if (c.family == ATTENTION_FLASH_FWD_SM90) {
 		const struct flash_fwd_sm90_config &f = c.flash_fwd_sm90;
 		const struct flash_fwd_sm90_launch &l = f.launch[0];
-		d["params"] = py::dict(
-		    py::arg("BLOCK_N") = f.block_n, py::arg("CONSUMERS") = f.consumers,
-		    py::arg("STAGES") = f.stages, py::arg("PINGPONG") = f.pingpong,
-		    py::arg("OVERLAP") = f.overlap, py::arg("RESCALE") = f.rescale,
-		    py::arg("PERSISTENT") = f.persistent, py::arg("OCCUPANCY") = f.occupancy,
-		    py::arg("SPLITS") = f.splits);
+		d["params"] =
+		    py::dict(py::arg("BLOCK_N") = f.block_n, py::arg("CONSUMERS") = f.consumers,
+		             py::arg("STAGES") = f.stages, py::arg("PINGPONG") = f.pingpong,
+		             py::arg("OVERLAP") = f.overlap, py::arg("RESCALE") = f.rescale,
+		             py::arg("PERSISTENT") = f.persistent,
+		             py::arg("OCCUPANCY") = f.occupancy, py::arg("SPLITS") = f.splits);
 		d["grid"] = py::make_tuple(l.grid[0], l.grid[1], l.grid[2]);
 		d["block"] = py::make_tuple(l.block[0], l.block[1], l.block[2]);
 		d["smem_bytes"] = l.smem_bytes;
@@ -99,9 +100,9 @@ py::dict choice(long long B, long long H, long long S, long long D, bool causal)
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
 	m.doc() = "attention through the tuned families of one exported header (tuner export "
-	          "--per-shape --run A --run B --prefix attention)";
-	m.def("forward", &forward, "attention forward, fp16 [B, H, S, D]", py::arg("q"), py::arg("k"),
-	      py::arg("v"), py::arg("causal") = false);
+		  "--per-shape --run A --run B --prefix attention)";
+	m.def("forward", &forward, "attention forward, fp16 [B, H, S, D]", py::arg("q"),
+	      py::arg("k"), py::arg("v"), py::arg("causal") = false);
 	m.def("choice", &choice, "the family, build and launch the header picks at these dims",
 	      py::arg("B"), py::arg("H"), py::arg("S"), py::arg("D"), py::arg("causal") = false);
 }

@@ -13,9 +13,9 @@
 #include "build.cuh" /* and attention.h, with this build's preamble */
 
 #define BUILD_CAT_(a, b) a##b
-#define BUILD_CAT(a, b) BUILD_CAT_(a, b)
+#define BUILD_CAT(a, b)  BUILD_CAT_(a, b)
 /* After the header, whose choice struct has a member named flash_attn. */
-#define flash_attn BUILD_CAT(flash_attn_, FLASH_ATTN_CONFIG)
+#define flash_attn         BUILD_CAT(flash_attn_, FLASH_ATTN_CONFIG)
 #define flash_attn_combine BUILD_CAT(flash_attn_combine_, FLASH_ATTN_CONFIG)
 #include "flash_attn.cu" /* kernels/templates/flash_attn.cu, unchanged */
 
@@ -32,8 +32,8 @@ extern "C" int BUILD_CAT(flash_attn_build_, FLASH_ATTN_CONFIG)(const struct flas
                                                                cudaStream_t stream)
 {
 	static unsigned smem_set[2];
-	void *main_args[] = {(void *)&a->q,     (void *)&a->k,   (void *)&a->v, (void *)&a->o,
-	                     (void *)&a->opart, (void *)&a->lse, (void *)&a->B, (void *)&a->H,
+	void *main_args[] = {(void *)&a->q,     (void *)&a->k,    (void *)&a->v, (void *)&a->o,
+	                     (void *)&a->opart, (void *)&a->lse,  (void *)&a->B, (void *)&a->H,
 	                     (void *)&a->S,     (void *)&a->scale};
 	void *combine_args[] = {(void *)&a->opart, (void *)&a->lse, (void *)&a->o,
 	                        (void *)&a->B,     (void *)&a->H,   (void *)&a->S};
@@ -49,11 +49,12 @@ extern "C" int BUILD_CAT(flash_attn_build_, FLASH_ATTN_CONFIG)(const struct flas
 		if (!l.enabled)
 			continue;
 		if (!strcmp(l.kernel, "flash_attn"))
-			rc = build_launch((const void *)BUILD_CAT(flash_attn_, FLASH_ATTN_CONFIG), l,
-			                  main_args, &smem_set[0], stream);
+			rc = build_launch((const void *)BUILD_CAT(flash_attn_, FLASH_ATTN_CONFIG),
+			                  l, main_args, &smem_set[0], stream);
 		else if (!strcmp(l.kernel, "flash_attn_combine"))
-			rc = build_launch((const void *)BUILD_CAT(flash_attn_combine_, FLASH_ATTN_CONFIG),
-			                  l, combine_args, &smem_set[1], stream);
+			rc = build_launch(
+			    (const void *)BUILD_CAT(flash_attn_combine_, FLASH_ATTN_CONFIG), l,
+			    combine_args, &smem_set[1], stream);
 		else
 			rc = (int)cudaErrorInvalidDeviceFunction;
 		if (rc != cudaSuccess)

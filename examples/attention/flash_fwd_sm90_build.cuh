@@ -14,14 +14,15 @@
 #include "build.cuh" /* and attention.h, with this build's preamble */
 
 #define BUILD_CAT_(a, b) a##b
-#define BUILD_CAT(a, b) BUILD_CAT_(a, b)
+#define BUILD_CAT(a, b)  BUILD_CAT_(a, b)
 /* After the header, whose choice struct has a member named flash_fwd_sm90. */
 #define flash_fwd_sm90 BUILD_CAT(flash_fwd_sm90_, FLASH_FWD_SM90_CONFIG)
 #include "flash_fwd_sm90.cu" /* kernels/templates/flash_fwd_sm90.cu, unchanged */
 
 #undef flash_fwd_sm90
 
-/* The launch of c (this build's configuration at a.B, a.H, a.S): Q, K, V, O maps, B, H, S, scale. */
+/* The launch of c (this build's configuration at a.B, a.H, a.S): Q, K, V, O maps, B, H, S, scale.
+ */
 extern "C" int BUILD_CAT(flash_fwd_sm90_build_,
                          FLASH_FWD_SM90_CONFIG)(const struct flash_fwd_sm90_config *c,
                                                 const struct flash_fwd_sm90_args *a,
@@ -42,8 +43,8 @@ extern "C" int BUILD_CAT(flash_fwd_sm90_build_,
 			continue;
 		if (strcmp(l.kernel, "flash_fwd_sm90"))
 			return (int)cudaErrorInvalidDeviceFunction;
-		rc = build_launch((const void *)BUILD_CAT(flash_fwd_sm90_, FLASH_FWD_SM90_CONFIG), l,
-		                  params, &smem_set, stream);
+		rc = build_launch((const void *)BUILD_CAT(flash_fwd_sm90_, FLASH_FWD_SM90_CONFIG),
+		                  l, params, &smem_set, stream);
 		if (rc != cudaSuccess)
 			return rc;
 	}

@@ -5,7 +5,7 @@
  * scratch follows SPLITS, and a dims no family serves is refused before any CUDA call. With a
  * GPU it also runs each tuned shape once and reports the CUDA status (check.py checks values).
  *
- *   nvcc -std=c++17 -Igen -I. test_host.cu gen/*.o -o gen/test_host && gen/test_host
+ *   nvcc -std=c++17 -Igen -I. -o gen/test_host test_host.cu gen/flash_attn_0.o ...  (every build)
  */
 #include <stdio.h>
 #include <string.h>
@@ -67,8 +67,10 @@ int main(void)
 	}
 	if (gpu) {
 		/* One call per tuned shape on real buffers: the status of the launches. */
-		static const long long dims[][5] = {{1, 8, 512, 64, 0}, {2, 8, 2048, 64, 1},
-		                                    {4, 16, 4096, 128, 0}, {1, 1, 8192, 64, 0}};
+		static const long long dims[][5] = {{1, 8, 512, 64, 0},
+		                                    {2, 8, 2048, 64, 1},
+		                                    {4, 16, 4096, 128, 0},
+		                                    {1, 1, 8192, 64, 0}};
 		size_t i;
 
 		for (i = 0; i < sizeof(dims) / sizeof(dims[0]); i++) {
