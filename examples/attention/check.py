@@ -29,15 +29,15 @@ def main():
     served = {}
     for sh in common.shapes(args.db, runs):
         c = common.choice(sh)
-        what = "%-12s %-6s B,H,S,D,causal=%-18s" % (sh["name"], "tuned" if sh["tuned"] else "untuned",
-                                                     common.dims(sh))
+        what = "%-12s %-7s B,H,S,D,causal=%-18s" % (
+            sh["name"], "tuned" if sh["tuned"] else "untuned", common.dims(sh))
         if c["family"] < 0:
             print("FAIL %s: no family of the header serves these dims" % what)
             fails += 1
             continue
-        how = "%s build %d (%s %s%s)" % (c["family_name"], c["config"], "shape" if c["exact"]
-                                         else "nearest", c["shape"],
-                                         ", %d launches" % c["launches"] if c["launches"] > 1 else "")
+        how = "%s build %d (%s %s%s)" % (
+            c["family_name"], c["config"], "shape" if c["exact"] else "nearest", c["shape"],
+            ", %d launches" % c["launches"] if c["launches"] > 1 else "")
         if sh["tuned"] and not c["exact"]:
             print("FAIL %s: tuned, but the header serves it from %s" % (what, how))
             fails += 1

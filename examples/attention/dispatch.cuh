@@ -125,8 +125,7 @@ static inline int attention_dispatch(const struct attention_choice *c,
 	if (c->family == ATTENTION_FLASH_FWD_SM90 && c->config >= 0 &&
 	    c->config < FLASH_FWD_SM90_NCONFIGS && align % 16 == 0) {
 		const struct flash_fwd_sm90_config *f = &c->flash_fwd_sm90;
-		/* Boxes: 64 rows of Q, BLOCK_N of K and V, 64 / SPLITS of O (attention_tma.yaml).
-		 */
+		/* Box rows: 64 of Q, BLOCK_N of K and V, 64 / SPLITS of O (attention_tma.yaml). */
 		const unsigned rows[4] = {64, (unsigned)f->block_n, (unsigned)f->block_n,
 		                          (unsigned)(64 / f->splits)};
 		const void *base[4] = {io->q, io->k, io->v, io->o};

@@ -72,5 +72,6 @@ setup(
         extra_compile_args={"cxx": ["-O2"]},
         depends=objects,
     )],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=shutil.which("ninja") is not None)},
+    cmdclass={"build_ext": BuildExtension.with_options(
+        use_ninja=shutil.which("ninja") is not None)},
 )

@@ -9,7 +9,8 @@ NVCC=$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")
 [ -x "$NVCC" ] || NVCC=
 [ -n "$NVCC" ] || echo "SKIP: no nvcc: the builds are generated, not compiled"
 
-run_tuner --config configs/attention-d64.yaml run --replay tests/fixtures/sweep-h100-attn.db --seed 1
+run_tuner --config configs/attention-d64.yaml run --replay tests/fixtures/sweep-h100-attn.db \
+	--seed 1
 expect_rc 0 "the flash_attn replay"
 run_tuner --config configs/h100-sm90.yaml run --replay tests/fixtures/sweep-h100-sm90.db --seed 1
 expect_rc 0 "the flash_fwd_sm90 replay"
@@ -22,11 +23,14 @@ python3 "$EX/gen_builds.py" "$G/attention.h" >"$TMP/builds" 2>"$TMP/err" ||
 	fail "gen_builds.py: $(cat "$TMP/err")"
 FA_N=$(awk '$2 == "FLASH_ATTN_NCONFIGS" { print $3 }' "$G/attention.h")
 SM_N=$(awk '$2 == "FLASH_FWD_SM90_NCONFIGS" { print $3 }' "$G/attention.h")
-[ "$(grep -c '/flash_attn_[0-9]*\.cu -gencode arch=compute_90,code=sm_90$' "$TMP/builds")" = "$FA_N" ] ||
+FA_RE='/flash_attn_[0-9]*\.cu -gencode arch=compute_90,code=sm_90$'
+SM_RE='/flash_fwd_sm90_[0-9]*\.cu -gencode arch=compute_90a,code=sm_90a$'
+[ "$(grep -c "$FA_RE" "$TMP/builds")" = "$FA_N" ] ||
 	fail "a flash_attn build per config, at sm_90 ($FA_N): $(cat "$TMP/builds")"
-[ "$(grep -c '/flash_fwd_sm90_[0-9]*\.cu -gencode arch=compute_90a,code=sm_90a$' "$TMP/builds")" = "$SM_N" ] ||
+[ "$(grep -c "$SM_RE" "$TMP/builds")" = "$SM_N" ] ||
 	fail "a flash_fwd_sm90 build per config, at sm_90a ($SM_N): $(cat "$TMP/builds")"
-expect_grep "$G/builds_table.h" "static const flash_attn_build_fn flash_attn_builds[$FA_N]" "flash_attn's table"
+expect_grep "$G/builds_table.h" "static const flash_attn_build_fn flash_attn_builds[$FA_N]" \
+	"flash_attn's table"
 expect_grep "$G/flash_fwd_sm90_0.cu" "#define FLASH_FWD_SM90_CONFIG 0" "a build names its config"
 
 # A header of one family is not a combined one.
