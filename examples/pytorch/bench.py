@@ -15,13 +15,8 @@ import json
 import os
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import common
-
-BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION),
-            ("cudnn", SDPBackend.CUDNN_ATTENTION))
 
 
 def main():
@@ -37,32 +32,18 @@ def main():
         flops = 4.0 * sh["B"] * sh["H"] * sh["S"] * sh["S"] * sh["D"]
         row = {"shape": sh["name"], "dims": [sh[d] for d in "BHSD"],
                "config": ext.config(sh["B"], sh["H"], sh["S"], sh["D"])}
-        with sdpa_kernel(SDPBackend.MATH):
-            ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+        ref = common.reference(q, k, v)
         o = ext.forward(q, k, v).float()
         rel = float((o - ref).norm() / ref.norm())
         row["rel_l2"] = rel
         row["tuned"] = common.time_graph(lambda: ext.forward(q, k, v)) if rel <= rel_tol else None
-        for name, backend in BACKENDS:
-            def call(backend=backend):
-                with sdpa_kernel(backend):
-                    F.scaled_dot_product_attention(q, k, v)
-            try:
-                row[name] = common.time_graph(call)
-            except RuntimeError as e:  # a backend that does not take the shape
-                row[name] = None
-                row[name + "_why"] = str(e).split("\n")[0][:120]
+        row.update(common.time_sdpa(q, k, v))
         row["tflops"] = flops / (row["tuned"] * 1e-6) / 1e12 if row["tuned"] else None
         rows.append(row)
         del q, k, v, ref, o
         torch.cuda.empty_cache()
 
-    def us(x):
-        return "%.2f" % x if x else "-"
-
-    def ratio(a, b):
-        return "%.2fx" % (a / b) if a and b else "-"
-
+    us, ratio = common.us, common.ratio
     print("GPU: %s, torch %s; CUDA graph of 20 calls, median of 30 samples / 20, warm L2, fp16"
           % (torch.cuda.get_device_name(0), torch.__version__))
     print()
