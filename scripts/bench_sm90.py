@@ -144,23 +144,30 @@ class TensorMap:
 
 
 class Kernel:
-    def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1):
+    def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1, streamk=0):
         self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
         ck(cu.cuModuleLoad(ctypes.byref(self.mod), cubin.encode()), "cuModuleLoad")
         ck(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"flash_fwd_sm90"),
            "cuModuleGetFunction")
         ck(cu.cuFuncSetAttribute(self.fn, MAX_DYN_SMEM, smem), "cuFuncSetAttribute")
         self.block_n, self.consumers, self.smem = block_n, consumers, smem
-        self.persistent, self.splits = persistent, splits
+        self.persistent, self.splits, self.streamk = persistent, splits, streamk
 
     def bind(self, q, k, v, o):
         b, h, s, d = q.shape
         self.maps = [TensorMap(q, 64), TensorMap(k, self.block_n), TensorMap(v, self.block_n),
                      TensorMap(o, 64 // self.splits)]
-        self.scalars = [ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s),
-                        ctypes.c_float(1.0 / math.sqrt(d))]
+        # The problem's stream-K scratch (attention_tma.yaml: one element each without it).
+        rows = 2 * self.persistent * 64 * self.consumers if self.streamk else 1
+        self.scratch = [torch.full((rows * (d if self.streamk else 1),), float("nan"),
+                                   device=q.device),
+                        torch.full((rows,), float("nan"), device=q.device),
+                        torch.zeros((self.persistent * self.consumers if self.streamk else 1,),
+                                    device=q.device, dtype=torch.int32)]
+        self.scalars = [ctypes.c_void_p(t.data_ptr()) for t in self.scratch] + [
+            ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s), ctypes.c_float(1.0 / math.sqrt(d))]
         ptrs = [m.addr for m in self.maps] + [ctypes.addressof(x) for x in self.scalars]
-        self.params = (ctypes.c_void_p * 8)(*ptrs)
+        self.params = (ctypes.c_void_p * len(ptrs))(*ptrs)
         self.grid = (-(-s // (64 * self.consumers)) * self.splits, h, b)
         if self.persistent:  # the sidecar's flat grid of at most PERSISTENT blocks
             self.grid = (min(self.persistent, self.grid[0] * h * b), 1, 1)
@@ -220,12 +227,13 @@ def fastest(results, n=2):
 
 
 def load(cubins, name):
-    """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2)."""
-    # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS: what the launch depends on.
+    """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2[_sk1])."""
+    # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS, STREAMK: what the launch depends on.
     f = dict(re.findall(r"([a-z]+)(\d+)", name))
     d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
     smem = 1024 + (64 * c * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + 8 * (2 + 4 * st)
-    return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)))
+    return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)),
+                  int(f.get("sk", 0)))
 
 
 def interval(xs):
