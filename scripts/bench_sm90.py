@@ -21,6 +21,11 @@ lower clock because it draws more power. The tensor maps are made here through t
 
   python3 scripts/bench_sm90.py --results build/sm90_dev/results.txt \
       --cubins build/sm90_dev/cubin [--rounds 9] [--samples 20] [--sustain 0.6] [--json out.json]
+      [--every] [--shapes 4,16,4096,128 ...]
+
+--every puts every configuration that passed at a shape in the rounds (not only the two fastest)
+and prints each one's time and ratios, and for each STREAMK=1 build (name ..._sk1) the time of
+its STREAMK=0 twin (..._sk0) over its own, per round; --shapes limits the shapes.
 
 Needs torch (the GPU machine has it). Prints a Markdown table.
 """
@@ -213,7 +218,8 @@ def capture(launch, reps, warm):
 
 
 def fastest(results, n=2):
-    """shape -> the n fastest passing configurations in sm90_dev's output, as (µs, name)."""
+    """shape -> the n fastest passing configurations in sm90_dev's output, as (µs, name)
+    (n None: all of them)."""
     by_shape = {}
     pat = re.compile(r"^PASS (\S+) B,H,S,D=(\S+) .* median_us ([\d.]+)")
     with open(results) as fh:
@@ -222,7 +228,7 @@ def fastest(results, n=2):
             if m:
                 shape, us = tuple(int(x) for x in m.group(2).split(",")), float(m.group(3))
                 by_shape.setdefault(shape, {})[os.path.basename(m.group(1))[:-len(".cubin")]] = us
-    return {shape: sorted((us, name) for name, us in cfgs.items())[:n]
+    return {shape: sorted((us, name) for name, us in cfgs.items())[:n or None]
             for shape, cfgs in by_shape.items()}
 
 
@@ -271,12 +277,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--sustain", type=float, default=0.6)
+    ap.add_argument("--every", action="store_true",
+                    help="time every passing configuration of a shape, not the two fastest")
+    ap.add_argument("--shapes", nargs="*", help="only these shapes (B,H,S,D)")
     args = ap.parse_args()
+    only = {tuple(int(x) for x in sh.split(",")) for sh in args.shapes or []}
 
     torch.zeros(1, device="cuda")  # the primary context, current for the driver calls
     nvml = Nvml()
     rows = []
-    for shape, best in sorted(fastest(args.results).items(), key=lambda x: x[0][::-1]):
+    for shape, best in sorted(fastest(args.results, None if args.every else 2).items(),
+                              key=lambda x: x[0][::-1]):
+        if only and shape not in only:
+            continue
         g = torch.Generator(device="cuda").manual_seed(1)
         q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float16)
                    for _ in range(3))
@@ -348,6 +361,11 @@ def main():
                 nvml.tag = None
                 c = nvml.take().get(name) if nvml.ok else None
                 row["sustain"][name] = (statistics.median(ts) if ts else None, c)
+        row["ours"] = {n: statistics.median(times[n]) for n in ours}
+        row["vs_cudnn_each"] = {n: [a / b for a, b in zip(times["cudnn"], times[n])]
+                                for n in ours if "cudnn" in times}
+        row["vs_sk0"] = {n: [a / b for a, b in zip(times[n.replace("_sk1", "_sk0")], times[n])]
+                         for n in ours if n.endswith("_sk1") and n.replace("_sk1", "_sk0") in times}
         flops = 4.0 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
         row["tflops"] = flops / (row["us"] * 1e-6) / 1e12 if row.get("us") else None
         rows.append(row)
@@ -390,6 +408,21 @@ def main():
         print("| %s | %s | %s |" % ("(%d,%d,%d,%d)" % r["shape"],
                                     " | ".join(cells(o) + cells(c)),
                                     "%.3fx" % (c[0] / o[0]) if o[0] and c[0] else "-"))
+    if args.every:
+        print()
+        print("Every configuration of ours in the rounds: median µs, TFLOP/s, cuDNN's time over its"
+              " own, and for a STREAMK=1 build its STREAMK=0 twin's time over its own (> 1: stream-K"
+              " faster), each the median over the rounds [~95% interval]; mean SM clock")
+        print()
+        print("| shape (B,H,S,D) | config | µs | TFLOP/s | vs cuDNN | sk0 / sk1 | clock |")
+        print("|---|---|---|---|---|---|---|")
+        for r in rows:
+            flops = 4.0 * r["shape"][0] * r["shape"][1] * r["shape"][2] ** 2 * r["shape"][3]
+            for n, us in sorted(r.get("ours", {}).items()):
+                print("| %s | %s | %.2f | %.1f | %s | %s | %s |" % (
+                    "(%d,%d,%d,%d)" % r["shape"], n, us, flops / (us * 1e-6) / 1e12,
+                    spread(r["vs_cudnn_each"].get(n)), spread(r["vs_sk0"].get(n)),
+                    clocks(r.get("clocks", {}).get(n))))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
