@@ -21,10 +21,13 @@ lower clock because it draws more power. The tensor maps are made here through t
 
   python3 scripts/bench_sm90.py --results build/sm90_dev/results.txt \
       --cubins build/sm90_dev/cubin [--rounds 9] [--samples 20] [--sustain 0.6] [--json out.json]
-      [--contest _ks2]
+      [--contest _ks2] [--every] [--shapes 4,16,4096,128 ...]
 
 --contest S: the two of ours per shape are the fastest whose name contains S and the fastest
 whose name does not (a new variant against the best of the rest), not the two fastest.
+--every puts every configuration that passed at a shape in the rounds (not only the two fastest)
+and prints each one's time and ratios, and for each STREAMK=1 build (name ..._sk1) the time of
+its STREAMK=0 twin (..._sk0) over its own, per round; --shapes limits the shapes.
 
 Needs torch (the GPU machine has it). Prints a Markdown table.
 """
@@ -148,23 +151,32 @@ class TensorMap:
 
 
 class Kernel:
-    def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1, ksplit=1):
+    def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1, streamk=0,
+                 ksplit=1):
         self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
         ck(cu.cuModuleLoad(ctypes.byref(self.mod), cubin.encode()), "cuModuleLoad")
         ck(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"flash_fwd_sm90"),
            "cuModuleGetFunction")
         ck(cu.cuFuncSetAttribute(self.fn, MAX_DYN_SMEM, smem), "cuFuncSetAttribute")
         self.block_n, self.consumers, self.smem = block_n, consumers, smem
-        self.persistent, self.splits, self.ksplit = persistent, splits, ksplit
+        self.persistent, self.splits, self.streamk = persistent, splits, streamk
+        self.ksplit = ksplit
 
     def bind(self, q, k, v, o):
         b, h, s, d = q.shape
         self.maps = [TensorMap(q, 64), TensorMap(k, self.block_n), TensorMap(v, self.block_n),
                      TensorMap(o, 64 // self.splits)]
-        self.scalars = [ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s),
-                        ctypes.c_float(1.0 / math.sqrt(d))]
+        # The problem's stream-K scratch (attention_tma.yaml: one element each without it).
+        rows = 2 * self.persistent * 64 * self.consumers if self.streamk else 1
+        self.scratch = [torch.full((rows * (d if self.streamk else 1),), float("nan"),
+                                   device=q.device),
+                        torch.full((rows,), float("nan"), device=q.device),
+                        torch.zeros((self.persistent * self.consumers if self.streamk else 1,),
+                                    device=q.device, dtype=torch.int32)]
+        self.scalars = [ctypes.c_void_p(t.data_ptr()) for t in self.scratch] + [
+            ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s), ctypes.c_float(1.0 / math.sqrt(d))]
         ptrs = [m.addr for m in self.maps] + [ctypes.addressof(x) for x in self.scalars]
-        self.params = (ctypes.c_void_p * 8)(*ptrs)
+        self.params = (ctypes.c_void_p * len(ptrs))(*ptrs)
         self.grid = (-(-s // (64 * self.consumers // self.ksplit)) * self.splits, h, b)
         if self.persistent:  # the sidecar's flat grid of at most PERSISTENT blocks
             self.grid = (min(self.persistent, self.grid[0] * h * b), 1, 1)
@@ -210,8 +222,9 @@ def capture(launch, reps, warm):
 
 
 def fastest(results, n=2, contest=None):
-    """shape -> the n fastest passing configurations in sm90_dev's output, as (µs, name); with
-    contest, the fastest whose name has that string and the fastest whose name has not."""
+    """shape -> the n fastest passing configurations in sm90_dev's output, as (µs, name)
+    (n None: all of them); with contest, the fastest whose name has that string and the fastest
+    whose name has not."""
     by_shape = {}
     pat = re.compile(r"^PASS (\S+) B,H,S,D=(\S+) .* median_us ([\d.]+)")
     with open(results) as fh:
@@ -225,21 +238,21 @@ def fastest(results, n=2, contest=None):
                                          [(us, nm) for nm, us in cfgs.items() if contest not in nm])
                         if x]
                 for shape, cfgs in by_shape.items()}
-    return {shape: sorted((us, name) for name, us in cfgs.items())[:n]
+    return {shape: sorted((us, name) for name, us in cfgs.items())[:n or None]
             for shape, cfgs in by_shape.items()}
 
 
 def load(cubins, name):
-    """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2, and
-    _ks2 where KSPLIT is 2)."""
-    # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS, KSPLIT: what the launch depends on.
+    """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2, with _sk1
+    where STREAMK is 1 and _ks2 where KSPLIT is 2)."""
+    # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS, STREAMK, KSPLIT: what the launch depends on.
     f = dict(re.findall(r"([a-z]+)(\d+)", name))
     d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
     ks = int(f.get("ks", 1))
     smem = 1024 + (64 * c // ks * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + \
         (ks > 1) * (d // 8 + 1) * 2048 + 8 * (2 + 4 * st)
     return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)),
-                  ks)
+                  int(f.get("sk", 0)), ks)
 
 
 def interval(xs):
@@ -278,13 +291,19 @@ def main():
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--sustain", type=float, default=0.6)
     ap.add_argument("--contest", help="ours: the fastest with this in its name and the rest's")
+    ap.add_argument("--every", action="store_true",
+                    help="time every passing configuration of a shape, not the two fastest")
+    ap.add_argument("--shapes", nargs="*", help="only these shapes (B,H,S,D)")
     args = ap.parse_args()
+    only = {tuple(int(x) for x in sh.split(",")) for sh in args.shapes or []}
 
     torch.zeros(1, device="cuda")  # the primary context, current for the driver calls
     nvml = Nvml()
     rows = []
-    picked = fastest(args.results, contest=args.contest)
+    picked = fastest(args.results, None if args.every else 2, contest=args.contest)
     for shape, best in sorted(picked.items(), key=lambda x: x[0][::-1]):
+        if only and shape not in only:
+            continue
         g = torch.Generator(device="cuda").manual_seed(1)
         q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float16)
                    for _ in range(3))
@@ -356,6 +375,11 @@ def main():
                 nvml.tag = None
                 c = nvml.take().get(name) if nvml.ok else None
                 row["sustain"][name] = (statistics.median(ts) if ts else None, c)
+        row["ours"] = {n: statistics.median(times[n]) for n in ours}
+        row["vs_cudnn_each"] = {n: [a / b for a, b in zip(times["cudnn"], times[n])]
+                                for n in ours if "cudnn" in times}
+        row["vs_sk0"] = {n: [a / b for a, b in zip(times[n.replace("_sk1", "_sk0")], times[n])]
+                         for n in ours if n.endswith("_sk1") and n.replace("_sk1", "_sk0") in times}
         flops = 4.0 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
         row["tflops"] = flops / (row["us"] * 1e-6) / 1e12 if row.get("us") else None
         rows.append(row)
@@ -398,6 +422,21 @@ def main():
         print("| %s | %s | %s |" % ("(%d,%d,%d,%d)" % r["shape"],
                                     " | ".join(cells(o) + cells(c)),
                                     "%.3fx" % (c[0] / o[0]) if o[0] and c[0] else "-"))
+    if args.every:
+        print()
+        print("Every configuration of ours in the rounds: median µs, TFLOP/s, cuDNN's time over its"
+              " own, and for a STREAMK=1 build its STREAMK=0 twin's time over its own (> 1: stream-K"
+              " faster), each the median over the rounds [~95% interval]; mean SM clock")
+        print()
+        print("| shape (B,H,S,D) | config | µs | TFLOP/s | vs cuDNN | sk0 / sk1 | clock |")
+        print("|---|---|---|---|---|---|---|")
+        for r in rows:
+            flops = 4.0 * r["shape"][0] * r["shape"][1] * r["shape"][2] ** 2 * r["shape"][3]
+            for n, us in sorted(r.get("ours", {}).items()):
+                print("| %s | %s | %.2f | %.1f | %s | %s | %s |" % (
+                    "(%d,%d,%d,%d)" % r["shape"], n, us, flops / (us * 1e-6) / 1e12,
+                    spread(r["vs_cudnn_each"].get(n)), spread(r["vs_sk0"].get(n)),
+                    clocks(r.get("clocks", {}).get(n))))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -7,8 +7,8 @@
  *
  *   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
  *        -o sm90_dev
- *   sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] [--ksplit N] [--profile]
- *            CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
+ *   sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] [--streamk N] [--ksplit N]
+ *            [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
  *
  * One line per shape: PASS or FAIL, rel_l2 and max_abs against the reference (fp16 inputs drawn
  * from N(0, 1), output poisoned with NaN before the run), and with --time the median µs and
@@ -18,6 +18,12 @@
  * the SPLITS param (a grid of SPLITS blocks per unit, the O map's box 64 / SPLITS rows);
  * --ksplit is the KSPLIT param (blocks of 64 CONSUMERS / KSPLIT query rows);
  * --profile launches the kernel 5 times and checks nothing (for ncu --launch-skip 3).
+ * --streamk is the STREAMK param: the stream-K scratch (partial rows and log-sum-exps, poisoned
+ * with NaN, and the arrival counters, zeroed) is sized for it, once per shape: the kernel must
+ * leave the counters at zero itself. --repeat N (N > 1) then runs the kernel N - 1 more times
+ * in a row, the output poisoned before each, and compares each result with the reference on
+ * the GPU ("repeat N max_abs X nonfinite Y": a stale counter or slot shows as wrong output in a
+ * later call; the line fails beyond max_abs 2e-2 or on any non-finite element).
  */
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -103,6 +109,21 @@ __global__ void attention_ref(const __half *Q, const __half *K, const __half *V,
 		O[head + (size_t)row * D + d] = acc[d] / sum;
 }
 
+/* The largest |o - ref| (as the bits of a non-negative float) and the non-finite count. */
+__global__ void compare(const __half *o, const float *ref, size_t n, unsigned *max_bits,
+                        unsigned long long *nonfinite)
+{
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	float x = __half2float(o[i]);
+	if (!isfinite(x)) {
+		atomicAdd(nonfinite, 1ull);
+		return;
+	}
+	atomicMax(max_bits, __float_as_uint(fabsf(x - ref[i])));
+}
+
 /* [D, S, B * H] fp16, 128-byte swizzle, boxes of 64 columns by `rows` rows. */
 static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 {
@@ -119,7 +140,7 @@ static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 int main(int argc, char **argv)
 {
 	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0, splits = 1, profile = 0;
-	int ksplit = 1;
+	int streamk = 0, repeat = 1, ksplit = 1;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--time"))
@@ -132,13 +153,18 @@ int main(int argc, char **argv)
 			splits = atoi(argv[++a]); /* the SPLITS param: clusters of splits */
 		else if (!strcmp(argv[a], "--ksplit") && a + 1 < argc)
 			ksplit = atoi(argv[++a]); /* the KSPLIT param: consumers per Q tile */
+		else if (!strcmp(argv[a], "--streamk") && a + 1 < argc)
+			streamk = atoi(argv[++a]); /* the STREAMK param: scratch for it */
+		else if (!strcmp(argv[a], "--repeat") && a + 1 < argc)
+			repeat = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--profile"))
 			profile = 1;
 	}
 	if (argc - a < 5) {
-		fprintf(stderr, "usage: sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] "
-		                "[--ksplit N] [--profile] CUBIN BLOCK_N CONSUMERS "
-		                "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
+		fprintf(stderr,
+		        "usage: sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] "
+		        "[--streamk N] [--ksplit N] [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS "
+		        "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
 		return 2;
 	}
 	const char *cubin = argv[a];
@@ -209,7 +235,18 @@ int main(int argc, char **argv)
 		make_map(&maps[1], k, D, S, B * H, block_n);
 		make_map(&maps[2], v, D, S, B * H, block_n);
 		make_map(&maps[3], o, D, S, B * H, 64 / splits);
-		void *params[] = {&maps[0], &maps[1], &maps[2], &maps[3], &B, &H, &S, &scale};
+		/* The problem's stream-K scratch (one element each without STREAMK). */
+		size_t sk_rows = streamk ? 2 * (size_t)persistent * 64 * consumers : 1;
+		float *sk_part, *sk_lse;
+		int *sk_count;
+		RT(cudaMalloc(&sk_part, sk_rows * (streamk ? D : 1) * 4));
+		RT(cudaMalloc(&sk_lse, sk_rows * 4));
+		RT(cudaMalloc(&sk_count, (streamk ? (size_t)persistent * consumers : 1) * 4));
+		RT(cudaMemset(sk_part, 0xff, sk_rows * (streamk ? D : 1) * 4)); /* NaN */
+		RT(cudaMemset(sk_lse, 0xff, sk_rows * 4));
+		RT(cudaMemset(sk_count, 0, (streamk ? (size_t)persistent * consumers : 1) * 4));
+		void *params[] = {&maps[0],  &maps[1], &maps[2], &maps[3], &sk_part, &sk_lse,
+		                  &sk_count, &B,       &H,       &S,       &scale};
 		/* The sidecar's launch: one block per unit, or at most `persistent` looping. */
 		const int rows = 64 * consumers / ksplit; /* query rows per block */
 		unsigned gx = (S + rows - 1) / rows * splits, gy = H, gz = B;
@@ -227,6 +264,9 @@ int main(int argc, char **argv)
 				launch();
 			RT(cudaStreamSynchronize(st));
 			printf("PROFILED %s B,H,S,D=%d,%d,%d,%d\n", cubin, B, H, S, D);
+			RT(cudaFree(sk_part));
+			RT(cudaFree(sk_lse));
+			RT(cudaFree(sk_count));
 			RT(cudaFree(q));
 			RT(cudaFree(k));
 			RT(cudaFree(v));
@@ -287,8 +327,46 @@ int main(int argc, char **argv)
 				    total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
 			}
 		}
-		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s%s",
-		       ok ? "PASS" : "FAIL", cubin, B, H, S, D, rel, max_abs, bad, san_msg,
+		/* Calls 2 .. repeat, each on a poisoned output, compared on the GPU. */
+		char rep_msg[128] = "";
+		if (repeat > 1) {
+			unsigned *max_bits;
+			unsigned long long *nonfinite, h_nonfinite;
+			unsigned h_bits;
+			RT(cudaMalloc(&max_bits, 4));
+			RT(cudaMalloc(&nonfinite, 8));
+			RT(cudaMemset(max_bits, 0, 4));
+			RT(cudaMemset(nonfinite, 0, 8));
+			for (int r = 1; r < repeat; r++) {
+				RT(cudaMemsetAsync(o, 0xff, n * 2, st));
+				launch();
+				compare<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(
+				    o, ref, n, max_bits, nonfinite);
+			}
+			RT(cudaStreamSynchronize(st));
+			RT(cudaMemcpy(&h_bits, max_bits, 4, cudaMemcpyDeviceToHost));
+			RT(cudaMemcpy(&h_nonfinite, nonfinite, 8, cudaMemcpyDeviceToHost));
+			float rep_max;
+			memcpy(&rep_max, &h_bits, 4);
+			snprintf(rep_msg, sizeof(rep_msg), " repeat %d max_abs %.3g nonfinite %llu",
+			         repeat, rep_max, h_nonfinite);
+			ok &= h_nonfinite == 0 && rep_max < 2e-2;
+			RT(cudaFree(max_bits));
+			RT(cudaFree(nonfinite));
+			if (sanitize) {
+				struct tuner_san_log log;
+				CK(cuMemcpyDtoH(&log, san, sizeof(log)));
+				unsigned total = 0;
+				for (int kind = 0; kind < TUNER_SAN_KINDS; kind++)
+					total += log.count[kind];
+				snprintf(rep_msg + strlen(rep_msg),
+				         sizeof(rep_msg) - strlen(rep_msg),
+				         " sanitize after repeats %u violations", total);
+				ok &= total == 0;
+			}
+		}
+		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s%s%s",
+		       ok ? "PASS" : "FAIL", cubin, B, H, S, D, rel, max_abs, bad, san_msg, rep_msg,
 		       ok ? "" : where);
 		failed |= !ok;
 
@@ -334,6 +412,9 @@ int main(int argc, char **argv)
 		RT(cudaFree(v));
 		RT(cudaFree(o));
 		RT(cudaFree(ref));
+		RT(cudaFree(sk_part));
+		RT(cudaFree(sk_lse));
+		RT(cudaFree(sk_count));
 	}
 	return failed;
 }

@@ -71,7 +71,7 @@ build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS [san]
 	build/nvrtc_compile -o "$OUT/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
 		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
 		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
-		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DSHAPE_D="$1" \
+		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DSTREAMK=0 -DSHAPE_D="$1" \
 		-DTUNER_SMEM_BYTES="$(smem "$@")" ${11:+-DTUNER_SANITIZE} >"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
 }
 export -f build smem name
@@ -129,7 +129,7 @@ echo "$SANITIZE" | while read -r cfg; do run $cfg _san; done 2>&1 | tee -a "$OUT
 log "planted fault (V ring off its swizzle atoms): the sanitize build must report it"
 build/nvrtc_compile -o "$OUT/cubin/plant.cubin" kernels/templates/flash_fwd_sm90.cu \
 	--gpu-architecture=sm_90a -std=c++17 -I kernels/include -DBLOCK_N=128 -DCONSUMERS=2 \
-	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DRESCALE=0 -DPERSISTENT=0 -DOCCUPANCY=1 -DSPLITS=1 \
+	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DRESCALE=0 -DPERSISTENT=0 -DOCCUPANCY=1 -DSPLITS=1 -DSTREAMK=0 \
 	-DSHAPE_D=128 \
 	-DTUNER_SMEM_BYTES="$(smem 128 128 2 2 1 1 0 0 1)" \
 	-DTUNER_SANITIZE -DTUNER_PLANT_MISALIGN >"$OUT/cubin/plant.log" 2>&1

@@ -67,7 +67,7 @@ build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT [_san]
 	build/nvrtc_compile -o "$WORK/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
 		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
 		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
-		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DKSPLIT="${11}" \
+		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DKSPLIT="${11}" -DSTREAMK=0 \
 		-DSHAPE_D="$1" -DTUNER_SMEM_BYTES="$(smem "$@")" ${12:+-DTUNER_SANITIZE} \
 		>"$WORK/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
 }

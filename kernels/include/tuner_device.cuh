@@ -228,6 +228,28 @@ template <typename T> TUNER_DEV void tuner_st(T *p, const T &v)
 	*p = v;
 }
 
+/*
+ * As tuner_ld and tuner_st for global memory only, cached in L2 and not in L1 (ld.global.cg,
+ * st.global.cg): for data another block writes during the same launch (L1 is not coherent).
+ */
+template <typename T> TUNER_DEV T tuner_ld_cg(const T *p)
+{
+#ifdef TUNER_SANITIZE
+	if (!tuner_san_global_ok(TUNER_SAN_VEC_LOAD, p, sizeof(T), 0))
+		return T();
+#endif
+	return __ldcg(p);
+}
+
+template <typename T> TUNER_DEV void tuner_st_cg(T *p, const T &v)
+{
+#ifdef TUNER_SANITIZE
+	if (!tuner_san_global_ok(TUNER_SAN_VEC_STORE, p, sizeof(T), 1))
+		return;
+#endif
+	__stcg(p, v);
+}
+
 /* Two floats as one register of two halves, the first in the low 16 bits. */
 TUNER_DEV unsigned tuner_pack_half2(float lo, float hi)
 {

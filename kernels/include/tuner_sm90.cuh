@@ -1,7 +1,8 @@
 /*
  * Hopper (sm_90a) device helpers as inline PTX: mbarriers, TMA tensor copies, wgmma
- * descriptors and fences, register reallocation and named barriers, with checked versions of
- * the TMA copies and descriptors when TUNER_SANITIZE is defined.
+ * descriptors and fences, register reallocation, named barriers and thread-block clusters
+ * (distributed shared memory), with checked versions of the TMA copies and descriptors when
+ * TUNER_SANITIZE is defined.
  *
  * NVRTC has neither <cuda.h> nor the cuda::barrier headers, so everything here is raw PTX.
  * Conventions: shared addresses are byte offsets in the shared window (tuner_smem_addr); a
@@ -257,6 +258,75 @@ TUNER_DEV void tuner_bar_sync(unsigned id, unsigned count)
 TUNER_DEV void tuner_bar_arrive(unsigned id, unsigned count)
 {
 	asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+/*
+ * Named barrier `id` for `count` threads that also ORs a predicate over them: every thread
+ * gets 1 when any thread passed pred != 0 (bar.red.or.pred).
+ */
+TUNER_DEV int tuner_bar_red_or(unsigned id, unsigned count, int pred)
+{
+	unsigned r;
+
+	asm volatile("{\n.reg .pred p, q;\n"
+	             "setp.ne.u32 p, %1, 0;\n"
+	             "bar.red.or.pred q, %2, %3, p;\n"
+	             "selp.u32 %0, 1, 0, q;\n}\n"
+	             : "=r"(r)
+	             : "r"(pred), "r"(id), "r"(count)
+	             : "memory");
+	return (int)r;
+}
+
+/* ---------------------------------------------------------------- thread-block clusters */
+
+/* This block's rank in its cluster. */
+TUNER_DEV int tuner_cluster_rank(void)
+{
+	unsigned r;
+
+	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return (int)r;
+}
+
+/* The shared::cluster address of shared address a in the shared memory of block `rank`. */
+TUNER_DEV unsigned tuner_cluster_addr(unsigned a, int rank)
+{
+	unsigned r;
+
+	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+	return r;
+}
+
+/* Loads from a shared::cluster address (distributed shared memory). */
+TUNER_DEV float tuner_cluster_ld(unsigned a)
+{
+	float v;
+
+	asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+	return v;
+}
+
+TUNER_DEV float4 tuner_cluster_ld4(unsigned a)
+{
+	float4 v;
+
+	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+	             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+	             : "r"(a)
+	             : "memory");
+	return v;
+}
+
+/*
+ * Every thread of the cluster (converged warps) arrives and waits: shared memory written
+ * before is visible to every block of the cluster after.
+ */
+TUNER_DEV void tuner_cluster_sync(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;\n"
+	             "barrier.cluster.wait.acquire.aligned;\n" ::
+	                 : "memory");
 }
 
 /* 2^x by the SFU, flushing denormals (the softmax's exponentials). */

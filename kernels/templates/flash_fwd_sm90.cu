@@ -3,7 +3,7 @@
  * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
  *
  * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, RESCALE, PERSISTENT, OCCUPANCY,
- * SPLITS, KSPLIT (1 when left out: builds from before it), SHAPE_D (64 or 128),
+ * SPLITS, STREAMK, KSPLIT (1 when left out: builds from before it), SHAPE_D (64 or 128),
  * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
  * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
  * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
@@ -47,7 +47,24 @@
  * a region of its own after the V ring, then a named barrier; consumer 0 merges them with its
  * own, thread by thread, exactly (m = max(m0, m1), O = O0 2^(m0 - m) + O1 2^(m1 - m), l
  * likewise: a consumer with no tile has m = -inf and weighs exactly 0, m0 being finite), and
- * runs the normal epilogue. Not with PINGPONG, PERSISTENT or SPLITS.
+ * runs the normal epilogue. Not with PINGPONG, PERSISTENT (so not with STREAMK) or SPLITS.
+ *
+ * Stream-K tail (STREAMK=1, with PERSISTENT): G = gridDim.x blocks, U units of nt key tiles.
+ * The first F = floor(U / G) * G units are whole, as without it (block c takes c, c + G, ...);
+ * the T = (U - F) nt key-tile iterations of the rest (the tail) are spread evenly over the
+ * blocks: block c takes iterations [floor(c T / G), floor((c + 1) T / G)) (none when T < G
+ * leaves it out), iteration i being key tile i % nt of unit F + i / nt: a few segments (unit,
+ * first tile, end tile), cut at unit boundaries (sk_item: the producer and the consumers
+ * walk the same schedule). A segment that is a whole unit ends as any unit does. A partial
+ * segment's consumer warpgroup writes its rows' partial (O normalised by its own sum, f32, and
+ * the rows' log-sum-exp, log2 units, as split-KV stages them) to the global scratch sk_part /
+ * sk_lse in this block's slot (2 c for its first segment, 2 c + 1 for its last: a block has at
+ * most two partial ones), fences, and one thread counts the warpgroup in on the (tail unit,
+ * consumer) counter sk_count. The warpgroup that arrives last merges the partials of every
+ * block in the unit (the blocks and slots follow from the schedule alone) with the same exact
+ * log-sum-exp merge as split-KV (lse_fold), from L2 (ld.global.cg: slots are reused across
+ * calls), stores O through its O tile as any unit does, and sets the counter back to 0. No
+ * block waits for another: a grid that is not all resident cannot deadlock.
  *
  * Overlap, as tunables:
  *  - OVERLAP=1 (intra-warpgroup): the S GEMM of tile j and the P V GEMM of tile j - 1 are
@@ -95,7 +112,7 @@
 
 #if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
     !defined(OVERLAP) || !defined(RESCALE) || !defined(PERSISTENT) || !defined(OCCUPANCY) ||       \
-    !defined(SPLITS) || !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
+    !defined(SPLITS) || !defined(STREAMK) || !defined(SHAPE_D) || !defined(TUNER_SMEM_BYTES)
 #error "flash_fwd_sm90.cu needs the tuner's preamble (the params, SHAPE_D, TUNER_SMEM_BYTES)"
 #endif
 
@@ -168,6 +185,10 @@ static_assert(PERSISTENT >= 0, "PERSISTENT is a block count (0: one block per un
 static_assert(SPLITS == 1 || SPLITS == 2 || SPLITS == 4,
               "a cluster of 1, 2 or 4 blocks, each storing whole 64 / SPLITS-row O boxes");
 static_assert(SPLITS == 1 || PERSISTENT == 0, "split-KV is a grid of one block per split");
+static_assert(STREAMK == 0 || (STREAMK == 1 && PERSISTENT > 0),
+              "the stream-K tail spreads a persistent grid's last units over its blocks");
+static_assert(STREAMK == 0 || PERSISTENT <= 512,
+              "the stream-K schedule's int arithmetic (sk_begin)");
 static_assert(SPLITS == 1 || kMergeEnd <= kBarOff,
               "the split's stage and merged rows must fit over the Q and K/V tiles");
 static_assert(OCCUPANCY == 1 || (OCCUPANCY == 2 && CONSUMERS == 1),
@@ -370,55 +391,109 @@ __device__ __forceinline__ void turn_pass(int cw, bool last)
 		tuner_bar_arrive(kSchedBar + (cw + 1) % CONSUMERS, 256);
 }
 
-/* ---------------------------------------------------------------- split-KV cluster */
+/* ---------------------------------------------------------------- merging partials */
 
-/* This block's rank in its cluster (its split). */
-__device__ __forceinline__ int cluster_rank(void)
+/*
+ * The exact log-sum-exp merge of partial rows (O_s normalised by its own sum, l_s its
+ * log-sum-exp in log2 units), one partial at a time, for split-KV and stream-K alike:
+ * O = sum_s w_s O_s / sum_s w_s with w_s = 2^(l_s - max l). Folds l into the running max m and
+ * weight sum w; the caller multiplies its running sum of weighted partials by `keep` and adds
+ * the partial's values times `take`. A partial that saw no key (l = -inf) weighs nothing.
+ */
+__device__ __forceinline__ void lse_fold(float &m, float &w, float l, float &keep, float &take)
 {
-	unsigned r;
+	if (l == neg_inf()) {
+		keep = 1.0f;
+		take = 0.0f;
+		return;
+	}
+	const float mx = fmaxf(m, l);
 
-	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-	return (int)r;
+	keep = tuner_exp2(m - mx); /* m = -inf (nothing yet): 0 */
+	take = tuner_exp2(l - mx);
+	m = mx;
+	w = w * keep + take;
 }
 
-/* The shared::cluster address of shared address a in the shared memory of block `rank`. */
-__device__ __forceinline__ unsigned cluster_addr(unsigned a, int rank)
+/* ---------------------------------------------------------------- schedule */
+
+/*
+ * Stream-K: the first tail iteration that block c of G takes, floor(c T / G) with T = r nt (r
+ * tail units of nt tiles), in 32-bit arithmetic without a 64-bit division (a call, whose
+ * saved registers spill): with c r = q G + e it is q nt + floor(e nt / G); every term is at
+ * most G nt < 2^31 (G <= 512, nt <= 2^21: S <= 2^25 by the problem's valid, BLOCK_N >= 16).
+ */
+__device__ __forceinline__ int sk_begin(int c, int r, int nt, int G)
 {
-	unsigned r;
+	const int cr = c * r;
 
-	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-	return r;
-}
-
-__device__ __forceinline__ float cluster_ld(unsigned a)
-{
-	float v;
-
-	asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
-	return v;
-}
-
-__device__ __forceinline__ float4 cluster_ld4(unsigned a)
-{
-	float4 v;
-
-	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-	             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-	             : "r"(a)
-	             : "memory");
-	return v;
+	return cr / G * nt + cr % G * nt / G;
 }
 
 /*
- * Every thread of the cluster (producers too, converged warps) arrives and waits: shared
- * memory written before is visible to every block of the cluster after.
+ * Stream-K: the block that takes tail iteration i < T (the last c with sk_begin(c) <= i):
+ * estimated in float, then corrected exactly.
  */
-__device__ __forceinline__ void cluster_sync(void)
+__device__ __forceinline__ int sk_owner(int i, int r, int nt, int G)
 {
-	asm volatile("barrier.cluster.arrive.release.aligned;\n"
-	             "barrier.cluster.wait.acquire.aligned;\n" ::
-	                 : "memory");
+	int c = min(G - 1, (int)(((float)i + 1.0f) * (float)G / ((float)r * (float)nt)));
+
+	while (c > 0 && sk_begin(c, r, nt, G) > i)
+		c--;
+	while (c + 1 < G && sk_begin(c + 1, r, nt, G) <= i)
+		c++;
+	return c;
 }
+
+/* Stream-K: block c's scratch slot for tail unit tu (2 c: its first segment; 2 c + 1: its last). */
+__device__ __forceinline__ int sk_slot(int c, int tu, int r, int nt, int G)
+{
+	return 2 * c + (sk_begin(c, r, nt, G) / nt == tu ? 0 : 1);
+}
+
+/*
+ * Stream-K: how many items block `first` of `stride` has: the U / G whole units, then one per
+ * unit its tail iterations touch (none when its range is empty).
+ */
+__device__ __forceinline__ int sk_items(int first, int stride, int units, int nt)
+{
+	const int whole = units / stride, r = units - whole * stride;
+	const int i0 = sk_begin(first, r, nt, stride), i1 = sk_begin(first + 1, r, nt, stride);
+
+	return whole + (i0 < i1 ? (i1 - 1) / nt - i0 / nt + 1 : 0);
+}
+
+/*
+ * Stream-K: item `it` < sk_items() of the block's work (first = c, stride = G), the same for
+ * the producer and the consumers: unit u, key tiles [kb, ke) of its nt, and g0, the K/V tiles
+ * the block's ring has taken before it. The U / G whole units first, then the block's tail
+ * iterations cut at unit boundaries. (Without STREAMK the loops walk units first, first +
+ * stride, ... as they always did: their code is the same as before.)
+ */
+__device__ __forceinline__ void sk_item(int it, int first, int stride, int units, int nt, int &u,
+                                        int &kb, int &ke, int &g0)
+{
+	const int whole = units / stride;
+
+	if (it < whole) {
+		u = first + it * stride;
+		kb = 0;
+		ke = nt;
+		g0 = it * nt;
+		return;
+	}
+	const int r = units - whole * stride;
+	const int i0 = sk_begin(first, r, nt, stride), i1 = sk_begin(first + 1, r, nt, stride);
+	const int tu = i0 / nt + (it - whole); /* the tail unit of this segment */
+	const int b = max(i0, tu * nt), e = min(i1, (tu + 1) * nt);
+
+	u = whole * stride + tu;
+	kb = b - tu * nt;
+	ke = e - tu * nt;
+	g0 = whole * nt + b - i0;
+}
+
+/* ---------------------------------------------------------------- split-KV cluster */
 
 /*
  * Merge the splits' partial O (SPLITS > 1), after the first cluster sync: consumer thread
@@ -434,37 +509,32 @@ __device__ __forceinline__ void merge_splits(unsigned base, unsigned char *out, 
 	for (int i = t; i < kSliceRows * (kD / 8); i += CONSUMERS * 128) {
 		const int rr = i / (kD / 8), c = i % (kD / 8);
 		const int row = rank * kSliceRows + rr;
-		float lse[SPLITS], mx = neg_inf(), acc[8], sum = 0.0f;
+		float m = neg_inf(), w = 0.0f, acc[8];
 
-#pragma unroll
-		for (int sp = 0; sp < SPLITS; sp++) {
-			lse[sp] = cluster_ld(cluster_addr(lse_st + row * 4, sp));
-			mx = fmaxf(mx, lse[sp]);
-		}
 #pragma unroll
 		for (int e = 0; e < 8; e++)
 			acc[e] = 0.0f;
 #pragma unroll
 		for (int sp = 0; sp < SPLITS; sp++) {
-			/* A split that saw no key (-inf) weighs nothing. */
-			if (lse[sp] == neg_inf())
-				continue;
-			const float w = tuner_exp2(lse[sp] - mx);
+			float keep, take;
 			const unsigned a =
-			    cluster_addr(base + (row * kStageStride + c * 8) * 4, sp);
-			const float4 x = cluster_ld4(a), y = cluster_ld4(a + 16);
+			    tuner_cluster_addr(base + (row * kStageStride + c * 8) * 4, sp);
 
-			sum += w;
-			acc[0] += w * x.x;
-			acc[1] += w * x.y;
-			acc[2] += w * x.z;
-			acc[3] += w * x.w;
-			acc[4] += w * y.x;
-			acc[5] += w * y.y;
-			acc[6] += w * y.z;
-			acc[7] += w * y.w;
+			lse_fold(m, w, tuner_cluster_ld(tuner_cluster_addr(lse_st + row * 4, sp)),
+			         keep, take);
+			/* An empty split's stage is zeros (finite): take = 0 adds nothing. */
+			const float4 x = tuner_cluster_ld4(a), y = tuner_cluster_ld4(a + 16);
+
+			acc[0] = acc[0] * keep + take * x.x;
+			acc[1] = acc[1] * keep + take * x.y;
+			acc[2] = acc[2] * keep + take * x.z;
+			acc[3] = acc[3] * keep + take * x.w;
+			acc[4] = acc[4] * keep + take * y.x;
+			acc[5] = acc[5] * keep + take * y.y;
+			acc[6] = acc[6] * keep + take * y.z;
+			acc[7] = acc[7] * keep + take * y.w;
 		}
-		const float inv = 1.0f / sum;
+		const float inv = 1.0f / w;
 		uint4 v;
 
 		v.x = tuner_pack_half2(acc[0] * inv, acc[1] * inv);
@@ -475,6 +545,104 @@ __device__ __forceinline__ void merge_splits(unsigned base, unsigned char *out, 
 		                                   ((c % 8) ^ (rr % 8)) * 16),
 		         v);
 	}
+}
+
+/* ---------------------------------------------------------------- stream-K fix-up */
+
+/*
+ * The end of a partial segment of tail unit tu (STREAMK) for consumer warpgroup cw: write its
+ * rows' partial in this block's slot, count the warpgroup in, and when it is the last of the
+ * unit's segments merge them all. Returns whether it merged (then o holds sum_s w_s O_s, winv
+ * 1 / sum_s w_s of its two rows, and the caller stores the rows); the others are done with
+ * the unit. Blocks whose tail range is empty (T < G) take no part.
+ */
+__device__ __forceinline__ bool sk_fixup(float (&o)[kD / 2], const float (&row_max)[2],
+                                         const float (&row_sum)[2], float (&winv)[2],
+                                         float scale_log2, float *part, float *lse, int *count,
+                                         int tu, int nt, int units, int cw)
+{
+	const int G = gridDim.x, c = blockIdx.x;
+	const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+	const int rt = units % G; /* tail units */
+	const int c0 = sk_owner(tu * nt, rt, nt, G), c1 = sk_owner((tu + 1) * nt - 1, rt, nt, G);
+	int row[2], nseg = 0;
+
+	for (int b = c0; b <= c1; b++)
+		nseg += sk_begin(b, rt, nt, G) < sk_begin(b + 1, rt, nt, G);
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		float l = row_sum[r];
+
+		l += __shfl_xor_sync(0xffffffffu, l, 1);
+		l += __shfl_xor_sync(0xffffffffu, l, 2);
+		const float inv = 1.0f / l;
+		const int slot = sk_slot(c, tu, rt, nt, G);
+
+		row[r] = cw * 64 + warp * 16 + lane / 4 + r * 8;
+		float *dst = part + ((size_t)slot * kBlockM + row[r]) * kD + (lane % 4) * 2;
+#pragma unroll
+		for (int j = 0; j < kD / 8; j++)
+			tuner_st_cg(
+			    reinterpret_cast<float2 *>(dst + j * 8),
+			    make_float2(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv));
+		if (lane % 4 == 0)
+			tuner_st_cg(lse + slot * kBlockM + row[r],
+			            row_max[r] * scale_log2 + __log2f(l));
+	}
+	/*
+	 * Release: every thread's partial is in L2 (its fence), then, after the barrier, before
+	 * the count says so (thread 0's fence, cumulative over what the barrier ordered before
+	 * it). Acquire: the last arrival's fence orders its count before the reads of the others'
+	 * partials that the barrier lets the warpgroup make.
+	 */
+	__threadfence();
+	tuner_bar_sync(kEpiBar + cw, 128);
+	int last = 0;
+	if (t == 0) {
+		int *n = count + tu * CONSUMERS + cw;
+
+		__threadfence();
+		last = atomicAdd(n, 1) == nseg - 1;
+		if (last) {
+			atomicExch(n, 0); /* every segment is in: ready for the next call */
+			__threadfence();
+		}
+	}
+	if (!tuner_bar_red_or(kEpiBar + cw, 128, last))
+		return false;
+
+	float m[2] = {neg_inf(), neg_inf()}, w[2] = {0.0f, 0.0f};
+
+#pragma unroll
+	for (int i = 0; i < kD / 2; i++)
+		o[i] = 0.0f;
+#pragma unroll 1
+	for (int b = c0; b <= c1; b++) {
+		if (sk_begin(b, rt, nt, G) == sk_begin(b + 1, rt, nt, G))
+			continue; /* no tail iteration: no segment */
+		const int slot = sk_slot(b, tu, rt, nt, G);
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const float *src =
+			    part + ((size_t)slot * kBlockM + row[r]) * kD + (lane % 4) * 2;
+			float keep, take;
+
+			lse_fold(m[r], w[r], tuner_ld_cg(lse + slot * kBlockM + row[r]), keep,
+			         take);
+#pragma unroll
+			for (int j = 0; j < kD / 8; j++) {
+				const float2 x =
+				    tuner_ld_cg(reinterpret_cast<const float2 *>(src + j * 8));
+
+				o[4 * j + 2 * r] = o[4 * j + 2 * r] * keep + take * x.x;
+				o[4 * j + 2 * r + 1] = o[4 * j + 2 * r + 1] * keep + take * x.y;
+			}
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < 2; r++)
+		winv[r] = 1.0f / w[r];
+	return true;
 }
 
 } /* namespace */
@@ -489,8 +657,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
     flash_fwd_sm90(const __grid_constant__ tuner_tensormap Qmap,
                    const __grid_constant__ tuner_tensormap Kmap,
                    const __grid_constant__ tuner_tensormap Vmap,
-                   const __grid_constant__ tuner_tensormap Omap, int B, int H, int S,
-                   float softmax_scale)
+                   const __grid_constant__ tuner_tensormap Omap, float *sk_part, float *sk_lse,
+                   int *sk_count, int B, int H, int S, float softmax_scale)
 {
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	const unsigned base = (tuner_smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -501,7 +669,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 	 * The work units, blocks of kBlockM query rows of one (batch, head). Without PERSISTENT
 	 * the grid has one block per unit (x the row block, y the head, z the batch); with it,
 	 * a flat grid of at most PERSISTENT blocks takes units blockIdx.x, + gridDim.x, ...,
-	 * row blocks of a head one after the other (they share K and V in L2).
+	 * row blocks of a head one after the other (they share K and V in L2); with STREAMK the
+	 * units past the last whole round are shared by key tiles (sk_item).
 	 */
 	const int nrow = (S + kBlockM - 1) / kBlockM;
 	const int units = PERSISTENT ? nrow * H * B : 1;
@@ -509,11 +678,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 	const int stride = PERSISTENT ? gridDim.x : 1;
 	/*
 	 * Split-KV: block x is row block x / SPLITS and split x % SPLITS (its cluster rank);
-	 * it walks key tiles jb .. jb + nt - 1 (nt = 0: a split past the last tile).
+	 * it walks key tiles jb .. jb + nt - 1 (nt = 0: a split past the last tile). With
+	 * STREAMK nt is the unit's tile count, of which an item takes [kb, ke).
 	 */
-	const int split = SPLITS > 1 ? cluster_rank() : 0;
+	const int split = SPLITS > 1 ? tuner_cluster_rank() : 0;
 	const int jb = split * ntiles / SPLITS;
 	const int nt = (split + 1) * ntiles / SPLITS - jb;
+	int kb, ke, g0; /* the current item's key tiles and K/V tiles before it (sk_item) */
+	const int nitems = STREAMK ? sk_items(first, stride, units, nt) : 0;
 	const int rowblock = (int)blockIdx.x / SPLITS;
 
 /*
@@ -525,7 +697,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 #define FULL_V(s)  (bar_q + 16 + 8 * (STAGES + (s)))
 #define EMPTY_K(s) (bar_q + 16 + 8 * (2 * STAGES + (s)))
 #define EMPTY_V(s) (bar_q + 16 + 8 * (3 * STAGES + (s)))
-/* Global K/V tile g (counted over the block's units): its stage and the phase of that round. */
+/* Global K/V tile g (counted over the block's items): its stage and the phase of that round. */
 #define STAGE(g) ((g) % STAGES)
 #define PHASE(g) (((g) / STAGES) & 1)
 
@@ -549,12 +721,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			tuner_setmaxnreg_dec<kProducerRegs>();
 		if (threadIdx.x == 0) {
 #pragma unroll 1
-			for (int u = first, it = 0; u < units; u += stride, it++) {
+			for (int u = first, it = 0; STREAMK ? it < nitems : u < units;
+			     u += STREAMK ? 0 : stride, it++) {
+				if (STREAMK)
+					sk_item(it, first, stride, units, nt, u, kb, ke, g0);
 				const int m0 = (PERSISTENT ? u % nrow : rowblock) * kBlockM;
 				const int bh = PERSISTENT ? u / nrow : blockIdx.z * H + blockIdx.y;
-				const int g0 = it * nt;
 
-				if (SPLITS > 1 && nt == 0)
+				if (!STREAMK) {
+					kb = jb;
+					ke = jb + nt;
+					g0 = it * nt;
+				}
+				const int n = ke - kb; /* key tiles of this item */
+
+				if (SPLITS > 1 && n == 0)
 					break; /* an empty split loads nothing */
 				/* Q tiles with a row < S; the others' consumers run on garbage. */
 				const int live = min((int)kQTiles, (S - m0 + 63) / 64);
@@ -584,13 +765,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				 * phase before phase 0).
 				 */
 #pragma unroll 1
-				for (int j = 0; j < nt + OVERLAP; j++) {
-					if (j < nt) {
+				for (int j = 0; j < n + OVERLAP; j++) {
+					if (j < n) {
 						const int g = g0 + j;
 
 						tuner_mbar_wait(EMPTY_K(STAGE(g)), PHASE(g) ^ 1);
 						load_kv(&Kmap, base + kKOff + STAGE(g) * kKVTile,
-						        FULL_K(STAGE(g)), (jb + j) * BLOCK_N, bh);
+						        FULL_K(STAGE(g)), (kb + j) * BLOCK_N, bh);
 					}
 					const int v = j - OVERLAP;
 					if (v >= 0) {
@@ -598,7 +779,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 						tuner_mbar_wait(EMPTY_V(STAGE(g)), PHASE(g) ^ 1);
 						load_kv(&Vmap, base + kVOff + STAGE(g) * kKVTile,
-						        FULL_V(STAGE(g)), (jb + v) * BLOCK_N, bh);
+						        FULL_V(STAGE(g)), (kb + v) * BLOCK_N, bh);
 					}
 				}
 			}
@@ -606,8 +787,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 		if (SPLITS > 1) {
 			/* The consumers' two cluster syncs (stage written; merged). */
 			__syncwarp();
-			cluster_sync();
-			cluster_sync();
+			tuner_cluster_sync();
+			tuner_cluster_sync();
 		}
 	} else {
 		/* ------------------------------------------------------------ consumers */
@@ -633,11 +814,20 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			tuner_bar_arrive(kSchedBar, 256);
 
 #pragma unroll 1
-		for (int u = first, it = 0; u < units; u += stride, it++) {
+		for (int u = first, it = 0; STREAMK ? it < nitems : u < units;
+		     u += STREAMK ? 0 : stride, it++) {
+			if (STREAMK)
+				sk_item(it, first, stride, units, nt, u, kb, ke, g0);
 			const int m0 = (PERSISTENT ? u % nrow : rowblock) * kBlockM;
 			const int bh = PERSISTENT ? u / nrow : blockIdx.z * H + blockIdx.y;
-			const int g0 = it * nt;
-			const bool last_unit = u + stride >= units;
+			const bool last_unit = STREAMK ? it + 1 == nitems : u + stride >= units;
+
+			if (!STREAMK) {
+				kb = jb;
+				ke = jb + nt;
+				g0 = it * nt;
+			}
+			const int n = ke - kb; /* key tiles of this item */
 			float row_max[2] = {neg_inf(), neg_inf()}, row_sum[2] = {0.0f, 0.0f};
 			float alpha[2], sum[2];
 			bool moved;
@@ -646,9 +836,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			for (int i = 0; i < kD / 2; i++)
 				o[i] = 0.0f;
 
-			if (SPLITS > 1 && nt == 0) {
+			if (SPLITS > 1 && n == 0) {
 				/* An empty split: O = 0 and l = 0 (log-sum-exp -inf, no weight). */
-			} else if (KSPLIT > 1 && kp >= nt) {
+			} else if (KSPLIT > 1 && kp >= n) {
 				/* A key-split consumer with no tile: O = 0, l = 0, m = -inf. */
 			} else if (OVERLAP) {
 				const int gk = g0 + kp; /* this consumer's first tile */
@@ -663,8 +853,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				tuner_reg_fence(s);
 				tuner_mbar_arrive(EMPTY_K(STAGE(gk)));
 				moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
-				                     (jb + kp) * BLOCK_N, S,
-				                     ragged && jb + kp == ntiles - 1);
+				                     (kb + kp) * BLOCK_N, S,
+				                     ragged && kb + kp == ntiles - 1);
 				pack_p(s, p, row_sum, alpha, sum);
 				moved = false; /* O is 0: nothing to rescale */
 
@@ -677,7 +867,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				 * exactly 1).
 				 */
 #pragma unroll 1
-				for (int j = kp + KSPLIT; j < nt; j += KSPLIT) {
+				for (int j = kp + KSPLIT; j < n; j += KSPLIT) {
 					/* gp: this consumer's tile before */
 					const int g = g0 + j, gp = g - KSPLIT;
 
@@ -693,8 +883,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 					tuner_reg_fence(s);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
 					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
-					                     (jb + j) * BLOCK_N, S,
-					                     ragged && jb + j == ntiles - 1);
+					                     (kb + j) * BLOCK_N, S,
+					                     ragged && kb + j == ntiles - 1);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(o);
 #pragma unroll
@@ -709,7 +899,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 					tuner_mbar_arrive(EMPTY_Q); /* every S GEMM has completed */
 
 				/* P V of the last tile (with KSPLIT this consumer's last). */
-				const int gl = g0 + nt - 1 - (nt - 1 - kp) % KSPLIT;
+				const int gl = g0 + n - 1 - (n - 1 - kp) % KSPLIT;
 				tuner_mbar_wait(FULL_V(STAGE(gl)), PHASE(gl));
 				turn_wait(cw);
 				if (RESCALE == 1 || (RESCALE >= 2 && moved))
@@ -722,7 +912,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			} else {
 				tuner_mbar_wait(bar_q, it & 1);
 #pragma unroll 1
-				for (int j = kp; j < nt; j += KSPLIT) {
+				for (int j = kp; j < n; j += KSPLIT) {
 					const int g = g0 + j;
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
@@ -733,14 +923,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 					tuner_reg_fence(s);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
 					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
-					                     (jb + j) * BLOCK_N, S,
-					                     ragged && jb + j == ntiles - 1);
+					                     (kb + j) * BLOCK_N, S,
+					                     ragged && kb + j == ntiles - 1);
 					rescale_o(o, alpha);
 					pack_p(s, p, row_sum, alpha, sum);
 					tuner_mbar_wait(FULL_V(STAGE(g)), PHASE(g));
 					turn_wait(cw);
 					gemm_pv(o, p, base + kVOff + STAGE(g) * kKVTile);
-					turn_pass(cw, last_unit && j == nt - 1);
+					turn_pass(cw, last_unit && j == n - 1);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(o);
 #pragma unroll
@@ -802,6 +992,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				}
 			}
 
+			/*
+			 * Stream-K: a partial segment's rows go to the scratch; the warpgroup of
+			 * the unit's last segment merges them all and stores them as below (winv:
+			 * the merge's 1 / sum of weights, instead of 1 / l).
+			 */
+			float winv[2] = {1.0f, 1.0f};
+			const bool merged = STREAMK && (kb > 0 || ke < ntiles);
+
+			if (merged &&
+			    !sk_fixup(o, row_max, row_sum, winv, scale_log2, sk_part, sk_lse,
+			              sk_count, u - units / stride * stride, ntiles, units, cw))
+				continue;
+
 			if (SPLITS > 1) {
 				/*
 				 * Split-KV epilogue (one unit): once every consumer's GEMMs have
@@ -834,7 +1037,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 						    l > 0.0f ? row_max[r] * scale_log2 + __log2f(l)
 						             : neg_inf();
 				}
-				cluster_sync();
+				tuner_cluster_sync();
 				merge_splits(base, sm + kOutOff, split, cw * 128 + t);
 				tuner_fence_proxy_async();
 				tuner_bar_sync(kAllBar, CONSUMERS * 128);
@@ -855,7 +1058,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 					tuner_tma_store_wait_read();
 				}
 				/* Every block's stage stays until the whole cluster has merged. */
-				cluster_sync();
+				tuner_cluster_sync();
 				continue;
 			}
 
@@ -878,7 +1081,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 				l += __shfl_xor_sync(0xffffffffu, l, 1);
 				l += __shfl_xor_sync(0xffffffffu, l, 2);
-				const float inv = 1.0f / l;
+				const float inv = merged ? winv[r] : 1.0f / l;
 				const int row = warp * 16 + lane / 4 + r * 8;
 #pragma unroll
 				for (int j = 0; j < kD / 8; j++) {
