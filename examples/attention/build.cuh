@@ -23,6 +23,8 @@ struct flash_attn_args {
 /* flash_fwd_sm90: Q, K, V and O as tensor maps (CUtensorMap: 128 bytes, 64-byte aligned). */
 struct flash_fwd_sm90_args {
 	const void *maps[4];
+	float *sk_part, *sk_lse; /* STREAMK's scratch (attention_tma.yaml's SkPart, SkLse, SkCount) */
+	int *sk_count;
 	int B, H, S;
 	float scale;
 };

@@ -26,13 +26,29 @@ struct attention_io {
 	float scale; /* the problem's rsqrt(D) */
 };
 
-/* Floats of scratch the chosen configuration needs: flash_attn's Opart and Lse when it splits. */
+#ifdef ATTENTION_FLASH_FWD_SM90
+/* STREAMK: the rows of partials, two slots of 64 CONSUMERS rows per persistent block. */
+static inline size_t dispatch_sk_rows(const struct flash_fwd_sm90_config *f)
+{
+	return 2 * (size_t)f->persistent * 64 * (size_t)f->consumers;
+}
+#endif
+
+/*
+ * Floats of scratch the chosen configuration needs: flash_attn's Opart and Lse when it splits;
+ * flash_fwd_sm90's SkPart, SkLse and SkCount (its counters as ints in the last floats) with STREAMK.
+ */
 static inline size_t attention_scratch_floats(const struct attention_choice *c, long long B,
                                               long long H, long long S, long long D)
 {
 #ifdef ATTENTION_FLASH_ATTN
 	if (c->family == ATTENTION_FLASH_ATTN && c->flash_attn.splits > 1)
 		return (size_t)c->flash_attn.splits * B * H * S * (D + 1);
+#endif
+#ifdef ATTENTION_FLASH_FWD_SM90
+	if (c->family == ATTENTION_FLASH_FWD_SM90 && c->flash_fwd_sm90.streamk)
+		return dispatch_sk_rows(&c->flash_fwd_sm90) * (D + 1) +
+		       (size_t)(c->flash_fwd_sm90.persistent * c->flash_fwd_sm90.consumers);
 #endif
 	(void)c;
 	(void)B;
@@ -140,6 +156,16 @@ static inline int attention_dispatch(const struct attention_choice *c,
 				return rc;
 			a.maps[i] = &maps[i];
 		}
+		/* STREAMK's scratch; its counters start at zero (the kernel leaves them there). */
+		a.sk_part = f->streamk ? io->scratch : NULL;
+		a.sk_lse = f->streamk ? io->scratch + dispatch_sk_rows(f) * io->D : NULL;
+		a.sk_count = f->streamk ? (int *)(a.sk_lse + dispatch_sk_rows(f)) : NULL;
+		if (f->streamk && !io->scratch)
+			return (int)cudaErrorInvalidValue;
+		if (f->streamk &&
+		    (rc = cudaMemsetAsync(a.sk_count, 0, sizeof(int) * f->persistent * f->consumers,
+		                          stream)) != cudaSuccess)
+			return rc;
 		a.B = (int)io->B;
 		a.H = (int)io->H;
 		a.S = (int)io->S;

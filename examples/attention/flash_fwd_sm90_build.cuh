@@ -21,17 +21,18 @@
 
 #undef flash_fwd_sm90
 
-/* The launch of c (this build's configuration at a.B, a.H, a.S): Q, K, V, O maps, B, H, S, scale.
- */
+/* The launch of c (this build's configuration at a.B, a.H, a.S): Q, K, V, O maps, the stream-K
+ * scratch, B, H, S, scale. */
 extern "C" int BUILD_CAT(flash_fwd_sm90_build_,
                          FLASH_FWD_SM90_CONFIG)(const struct flash_fwd_sm90_config *c,
                                                 const struct flash_fwd_sm90_args *a,
                                                 cudaStream_t stream)
 {
 	static unsigned smem_set;
-	void *params[] = {(void *)a->maps[0], (void *)a->maps[1], (void *)a->maps[2],
-	                  (void *)a->maps[3], (void *)&a->B,      (void *)&a->H,
-	                  (void *)&a->S,      (void *)&a->scale};
+	void *params[] = {(void *)a->maps[0],   (void *)a->maps[1], (void *)a->maps[2],
+	                  (void *)a->maps[3],   (void *)&a->sk_part, (void *)&a->sk_lse,
+	                  (void *)&a->sk_count, (void *)&a->B,       (void *)&a->H,
+	                  (void *)&a->S,        (void *)&a->scale};
 	int i, rc;
 
 	if (c->config != FLASH_FWD_SM90_CONFIG)

@@ -38,7 +38,7 @@ static void check_tuned(long long B, long long H, long long S, long long D, long
 #ifdef ATTENTION_FLASH_FWD_SM90
 	if (c.family == ATTENTION_FLASH_FWD_SM90) {
 		CHECK(c.config < FLASH_FWD_SM90_NCONFIGS && flash_fwd_sm90_builds[c.config]);
-		CHECK(attention_scratch_floats(&c, B, H, S, D) == 0);
+		CHECK((attention_scratch_floats(&c, B, H, S, D) > 0) == (c.flash_fwd_sm90.streamk == 1));
 		CHECK(causal == 0);
 	}
 #endif
