@@ -1298,7 +1298,7 @@ static int load_ragged(struct ysrc *s, const yaml_node_t *n, struct family *fam)
 static int load_fill(struct ysrc *s, const yaml_node_t *n, const char *key, int scratch,
                      struct fill *f)
 {
-	static const char *const inits[] = {"zeros", "poison"};
+	static const char *const inits[] = {"zeros", "poison", "zeros-once"};
 	static const char *const fills[] = {"normal", "uniform", "iota", "constant", "zeros"};
 	static const char *const normal_keys[] = {"mean", "std"};
 	static const char *const uniform_keys[] = {"min", "max"};
@@ -1308,7 +1308,7 @@ static int load_fill(struct ysrc *s, const yaml_node_t *n, const char *key, int 
 	if (scratch) {
 		if (get_enum(s, n, key, inits, ARRAY_SIZE(inits), &e) < 0)
 			return -1;
-		f->kind = e ? FILL_POISON : FILL_ZEROS;
+		f->kind = e == 2 ? FILL_ZEROS_ONCE : e ? FILL_POISON : FILL_ZEROS;
 		return 0;
 	}
 	if (is_scalar(n)) {
@@ -1416,7 +1416,7 @@ static int load_buffer(struct ysrc *s, const yaml_node_t *k, const yaml_node_t *
 	if (v[3] && (b->role == ROLE_OUT || b->role == ROLE_SCRATCH))
 		return err_node(s, v[3], "'fill' is for inputs; %s buffers %s", role_names[b->role],
 		                b->role == ROLE_OUT ? "are poisoned before every run"
-		                                    : "take 'init: zeros' or 'init: poison'");
+		                                    : "take 'init: zeros', 'zeros-once' or 'poison'");
 	if (v[4] && b->role != ROLE_SCRATCH)
 		return err_node(s, v[4], "'init' is for scratch buffers");
 	if (v[5] && (b->role == ROLE_IN || b->role == ROLE_SCRATCH))

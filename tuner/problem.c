@@ -50,8 +50,8 @@ const char *role_name(enum buf_role r)
 
 const char *fill_name(enum fill_kind f)
 {
-	static const char *const names[] = {"normal",   "uniform", "iota",
-	                                    "constant", "zeros",   "poison"};
+	static const char *const names[] = {"normal", "uniform", "iota",      "constant",
+	                                    "zeros",  "poison",  "zeros-once"};
 
 	return (unsigned)f < ARRAY_SIZE(names) ? names[f] : "?";
 }

@@ -232,6 +232,9 @@ static int fill(struct child *c, CUdeviceptr p, const struct worker_buf *b, int 
 	double fa = b->fa, fb = b->fb;
 	void *params[] = {&p, &n, &dtype, &kind, &fa, &fb, &key, &salt};
 
+	if (kind == FILL_ZEROS_ONCE) /* zeros to the fill kernel: when is the caller's business */
+		kind = FILL_ZEROS;
+
 	return sup_launch(c, c->f_fill, n, params);
 }
 
@@ -1231,6 +1234,41 @@ static int call_on_set(struct child *c, const struct worker_shape_job *sh, struc
 }
 
 /*
+ * Scratch declared 'init: zeros-once' was zeroed before the timed calls only: every call must
+ * leave it at zero (or the next starts from stale counters). 1 when one is not (sr filled).
+ */
+static int left_at_zero(struct child *c, const struct worker_shape_job *sh,
+                        const struct timing_sets *ts, struct worker_shape_result *sr)
+{
+	unsigned char *host;
+	size_t k, i, bytes;
+
+	for (k = 0; k < sh->nbufs; k++) {
+		if (sh->bufs[k].role != ROLE_SCRATCH || sh->bufs[k].fill != FILL_ZEROS_ONCE)
+			continue;
+		bytes = buf_bytes(&sh->bufs[k]);
+		host = xmalloc(bytes);
+		if (cuda.MemcpyDtoH(host, ts->scratch[k].p, bytes) != CUDA_SUCCESS) {
+			free(host);
+			return error("cuMemcpyDtoH of scratch '%s' failed", sh->bufs[k].name);
+		}
+		for (i = 0; i < bytes && !host[i]; i++)
+			;
+		free(host);
+		if (i < bytes) {
+			sr->outcome = REJECT_WRONG;
+			set_text(sr->reason, sizeof(sr->reason),
+			         "shape '%s' (after timing): scratch '%s' (init: zeros-once) was not "
+			         "left at zero (byte %zu): each call starts from the one before's "
+			         "values",
+			         sh->name, sh->bufs[k].name, i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * What was timed is what was checked: poison every set's outputs, replay the
  * graph once more (the kernel has now run warm-up and every sample), and
  * compare each set's outputs with the reference and the inputs with their
@@ -1273,7 +1311,8 @@ static int verify_timed(struct child *c, const struct worker_shape_job *sh, stru
 			}
 		}
 	}
-	return inputs_unchanged(c, sh, e, " (after timing)", sr);
+	r = left_at_zero(c, sh, ts, sr);
+	return r ? r : inputs_unchanged(c, sh, e, " (after timing)", sr);
 }
 
 /*

@@ -42,6 +42,12 @@ enum fill_kind {
 	FILL_CONSTANT,   /* a */
 	FILL_ZEROS,
 	FILL_POISON, /* a NaN of the dtype, or a byte pattern for integers */
+	/*
+	 * Scratch zeroed once, before the checks and before the timed calls, not before every
+	 * call: the kernel must leave it at zero (arrival counters), which the worker checks
+	 * after timing. FILL_ZEROS zeroes before every call, timed ones included.
+	 */
+	FILL_ZEROS_ONCE,
 };
 const char *fill_name(enum fill_kind f);
 
@@ -56,7 +62,7 @@ struct problem_buffer {
 	enum dtype ref_dtype; /* what the reference writes it in (outputs) */
 	struct expr *count;   /* elements: over dims (scratch: params too) */
 	enum buf_role role;
-	struct fill fill; /* inputs: the data; scratch: FILL_ZEROS or FILL_POISON */
+	struct fill fill; /* inputs: the data; scratch: FILL_ZEROS, FILL_ZEROS_ONCE or FILL_POISON */
 	/* outputs: tolerances; NAN where the sidecar gives none (the job's correctness applies) */
 	double rel_l2, max_abs, cosine;
 	int line;

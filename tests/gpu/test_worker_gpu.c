@@ -309,6 +309,21 @@ static void expect(struct worker *w, const char *test, const char *kernel, int o
 	job_release(&job, &p);
 }
 
+/* An arrival counter after the attention arguments: one int of scratch, 'init: zeros-once'. */
+static void counter_once(struct worker_job *job)
+{
+	struct worker_shape_job *s = &job->shapes[0];
+	struct worker_buf *b = &s->bufs[s->nbufs];
+
+	memset(b, 0, sizeof(*b));
+	snprintf(b->name, sizeof(b->name), "Count");
+	b->dtype = b->ref_dtype = DT_I32;
+	b->count = 1;
+	b->role = ROLE_SCRATCH;
+	b->fill = FILL_ZEROS_ONCE;
+	arg_buf(&s->calls[0], (int)s->nbufs++);
+}
+
 static void test_good_candidate(struct worker *w, const char *test)
 {
 	struct worker_job job;
@@ -711,6 +726,10 @@ int main(int argc, char **argv)
 	pid = worker_pid(w);
 	expect(w, "nan-output", "nan_out", REJECT_WRONG, "NaN or Inf", nan_geometry);
 	check(worker_pid(w) == pid, "wrong-keeps-the-worker", "pid %ld -> %ld", pid, worker_pid(w));
+	/* Scratch zeroed once must be left at zero by every call; the output alone cannot tell. */
+	expect(w, "zeros-once-left-at-zero", "counter_reset", VARIANT_OK, NULL, counter_once);
+	expect(w, "zeros-once-left-behind", "counter_stale", REJECT_WRONG,
+	       "scratch 'Count' (init: zeros-once) was not left at zero", counter_once);
 	test_race(w);
 	expect(w, "misaligned-cp.async", "misalign", REJECT_RUNTIME_FAULT,
 	       "CUDA_ERROR_MISALIGNED_ADDRESS", misalign_geometry);
