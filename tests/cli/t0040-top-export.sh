@@ -225,7 +225,7 @@ done
 cp "$TOP/tests/fixtures/sweep-h100-sm90.db" "$TMP/sm90.db"
 TUNER_DB="$TMP/sm90.db" run_tuner top --k 4
 expect_rc 0 "top on the sm90 sweep"
-expect_grep "$TMP/out" "variant 65 (b8fe9652dc79), correct, not in the elite" "rank 4 is not in the elite"
-expect_grep "$TMP/out" "slower than the baseline beyond noise on 3 shapes (long, wide, d128)" "and top says why"
+expect_grep "$TMP/out" "variant 4209 (a6157bab10ff), correct, not in the elite" "rank 4 is not in the elite"
+expect_grep "$TMP/out" "slower than the baseline beyond noise on 4 shapes (mission, small, long, wide)" "and top says why"
 [ "$(grep -c "slower than the baseline" "$TMP/out")" -eq 1 ] || fail "the elite's members have no such line"
 finish
