@@ -322,6 +322,7 @@ static void counter_once(struct worker_job *job)
 	b->role = ROLE_SCRATCH;
 	b->fill = FILL_ZEROS_ONCE;
 	arg_buf(&s->calls[0], (int)s->nbufs++);
+	job->time_it = 1; /* the checks zero it before each run: only timing shows a stale count */
 }
 
 static void test_good_candidate(struct worker *w, const char *test)
