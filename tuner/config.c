@@ -1415,8 +1415,9 @@ static int load_buffer(struct ysrc *s, const yaml_node_t *k, const yaml_node_t *
 	b->fill.b = 1;
 	if (v[3] && (b->role == ROLE_OUT || b->role == ROLE_SCRATCH))
 		return err_node(s, v[3], "'fill' is for inputs; %s buffers %s", role_names[b->role],
-		                b->role == ROLE_OUT ? "are poisoned before every run"
-		                                    : "take 'init: zeros', 'zeros-once' or 'poison'");
+		                b->role == ROLE_OUT
+		                    ? "are poisoned before every run"
+		                    : "take 'init: zeros', 'zeros-once' or 'poison'");
 	if (v[4] && b->role != ROLE_SCRATCH)
 		return err_node(s, v[4], "'init' is for scratch buffers");
 	if (v[5] && (b->role == ROLE_IN || b->role == ROLE_SCRATCH))

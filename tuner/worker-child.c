@@ -1257,11 +1257,12 @@ static int left_at_zero(struct child *c, const struct worker_shape_job *sh,
 		free(host);
 		if (i < bytes) {
 			sr->outcome = REJECT_WRONG;
-			set_text(sr->reason, sizeof(sr->reason),
-			         "shape '%s' (after timing): scratch '%s' (init: zeros-once) was not "
-			         "left at zero (byte %zu): each call starts from the one before's "
-			         "values",
-			         sh->name, sh->bufs[k].name, i);
+			set_text(
+			    sr->reason, sizeof(sr->reason),
+			    "shape '%s' (after timing): scratch '%s' (init: zeros-once) was not "
+			    "left at zero (byte %zu): each call starts from the one before's "
+			    "values",
+			    sh->name, sh->bufs[k].name, i);
 			return 1;
 		}
 	}

@@ -62,7 +62,8 @@ struct problem_buffer {
 	enum dtype ref_dtype; /* what the reference writes it in (outputs) */
 	struct expr *count;   /* elements: over dims (scratch: params too) */
 	enum buf_role role;
-	struct fill fill; /* inputs: the data; scratch: FILL_ZEROS, FILL_ZEROS_ONCE or FILL_POISON */
+	struct fill
+	    fill; /* inputs: the data; scratch: FILL_ZEROS, FILL_ZEROS_ONCE or FILL_POISON */
 	/* outputs: tolerances; NAN where the sidecar gives none (the job's correctness applies) */
 	double rel_l2, max_abs, cosine;
 	int line;
