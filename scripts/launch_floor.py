@@ -16,6 +16,8 @@ import warnings
 import cupy
 import torch
 
+from bench_sm90 import Graph  # BENCH.md's graph of 20 calls, one replay a sample
+
 SRC = r"""
 extern "C" __global__ void empty_kernel() {}
 
@@ -37,31 +39,6 @@ extern "C" __global__ void stream_kv(const uint4 *K, const uint4 *V, uint4 *O, i
         o[i] = make_uint4(acc, acc, acc, acc);
 }
 """
-
-
-def graph(launch, reps=20, warm=3):
-    st = torch.cuda.Stream()
-    with torch.cuda.stream(st):
-        for _ in range(warm):
-            launch(st)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=st):
-        for _ in range(reps):
-            launch(st)
-    g.replay()
-    torch.cuda.synchronize()
-    return g, reps
-
-
-def once(gr):
-    g, reps = gr
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    g.replay()
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) * 1000.0 / reps
 
 
 def main():
@@ -105,14 +82,14 @@ def main():
         "SDPA flash (1,8,512,64)": sdpa(B.FLASH_ATTENTION, (1, 8, 512, 64)),
         "SDPA cudnn (1,8,512,64)": sdpa(B.CUDNN_ATTENTION, (1, 8, 512, 64)),
     }
-    graphs = {name: graph(fn) for name, fn in contenders.items()}
+    graphs = {name: Graph(fn) for name, fn in contenders.items()}
     times = {name: [] for name in graphs}
     names = list(graphs)
     for r in range(a.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for _ in range(a.samples):
             for name in order:
-                times[name].append(once(graphs[name]))
+                times[name].append(graphs[name].once())
     print("GPU: %s; CUDA graphs of 20 calls, %d interleaved rounds of %d samples, median per call"
           % (torch.cuda.get_device_name(), a.rounds, a.samples))
     print("| kernel | median µs | p10 | p90 |")

@@ -24,10 +24,7 @@ mkdir -p "$OUT/cubin" build
 export PATH="$CUDA/bin:$PATH"
 log() { echo "== $*"; }
 
-cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrtc \
-	-Wl,-rpath,"$CUDA/lib64" -o build/nvrtc_compile || exit 1
-nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
-	-o build/sm90_dev || exit 1
+. scripts/sm90_tools.sh
 
 # D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY SPLITS
 # What each group asks (reports/sm90/batch4.md, round 2):

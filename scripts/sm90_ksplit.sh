@@ -24,10 +24,7 @@ export PATH="$CUDA/bin:$PATH"
 start=$(date +%s)
 log() { echo "== $*"; }
 
-cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrtc \
-	-Wl,-rpath,"$CUDA/lib64" -o build/nvrtc_compile || exit 1
-nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
-	-o build/sm90_dev || exit 1
+. scripts/sm90_tools.sh
 
 # KSPLIT=2 (D=64): BLOCK_N 64 and 128, STAGES 2 and 4 (an odd ring is refused: a stage would be
 # both consumers'), OVERLAP 0 and 1, and the two other RESCALE places at the mission's likely

@@ -23,10 +23,7 @@ export PATH="$CUDA/bin:$PATH"
 start=$(date +%s)
 log() { echo "== $* ($(($(date +%s) - start)) s)"; }
 
-cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrtc \
-	-Wl,-rpath,"$CUDA/lib64" -o build/nvrtc_compile || exit 1
-nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
-	-o build/sm90_dev || exit 1
+. scripts/sm90_tools.sh
 
 # D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY SPLITS STREAMK:
 # batch 4's winners (d128: BLOCK_N 160 and 128; d64: the two-consumer persistent one and the

@@ -438,25 +438,13 @@ struct shape_build {
 	struct variant va;
 };
 
-static int write_select(struct section *b, const struct shape_build *builds, size_t nbuilds,
-                        const int *build_of)
+/* The tuned shapes as a select function's tables: their dims, each one's build, their names. */
+static void shape_tables(struct section *b, const int *build_of)
 {
 	const struct ranking *r = b->r;
 	const struct problem *pr = b->pr;
-	struct variant v[TUNER_MAX_SHAPES];
-	size_t i, d, k;
+	size_t i, d;
 
-	sb_addf(b->out,
-	        "/*\n"
-	        " * The configuration for these dims, from the tuned shapes: a shape whose dims\n"
-	        " * are these exactly; else, among the shapes with the same specialised dims\n"
-	        " * (compiled in: a build serves no other), the nearest in log space, by the sum\n"
-	        " * over dims of |ln((1 + dim) / (1 + tuned dim))|; ties go to the earlier shape\n"
-	        " * of the suite. config -1 when no tuned shape has these specialised dims.\n"
-	        " */\nstatic inline struct %sconfig %sselect(",
-	        b->p, b->p);
-	dim_args(b, b->out);
-	sb_adds(b->out, ")\n{\n");
 	sb_addf(b->out, "\tstatic const long long tuned[%zu][%zu] = {", r->nshapes,
 	        pr->ndims ? pr->ndims : 1);
 	for (i = 0; i < r->nshapes; i++) {
@@ -476,6 +464,28 @@ static int write_select(struct section *b, const struct shape_build *builds, siz
 		add_c_string(b->out, r->shapes[i].name);
 	}
 	sb_adds(b->out, "};\n");
+}
+
+static int write_select(struct section *b, const struct shape_build *builds, size_t nbuilds,
+                        const int *build_of)
+{
+	const struct ranking *r = b->r;
+	const struct problem *pr = b->pr;
+	struct variant v[TUNER_MAX_SHAPES];
+	size_t i, k;
+
+	sb_addf(b->out,
+	        "/*\n"
+	        " * The configuration for these dims, from the tuned shapes: a shape whose dims\n"
+	        " * are these exactly; else, among the shapes with the same specialised dims\n"
+	        " * (compiled in: a build serves no other), the nearest in log space, by the sum\n"
+	        " * over dims of |ln((1 + dim) / (1 + tuned dim))|; ties go to the earlier shape\n"
+	        " * of the suite. config -1 when no tuned shape has these specialised dims.\n"
+	        " */\nstatic inline struct %sconfig %sselect(",
+	        b->p, b->p);
+	dim_args(b, b->out);
+	sb_adds(b->out, ")\n{\n");
+	shape_tables(b, build_of);
 	for (i = 0; i < nbuilds; i++)
 		v[i] = builds[i].va;
 	params_table(b, v, nbuilds, b->out);
@@ -530,7 +540,7 @@ static void write_tuned(struct section *b, const struct shape_build *builds, siz
 	const struct ranking *r = b->r;
 	const struct problem *pr = b->pr;
 	struct variant v[TUNER_MAX_SHAPES];
-	size_t i, d;
+	size_t i;
 
 	sb_addf(b->out,
 	        "/*\n"
@@ -540,25 +550,7 @@ static void write_tuned(struct section *b, const struct shape_build *builds, siz
 	        b->P, b->p, b->p, pr->ndims ? ", " : "");
 	dim_args(b, b->out);
 	sb_adds(b->out, ")\n{\n");
-	sb_addf(b->out, "\tstatic const long long tuned[%zu][%zu] = {", r->nshapes,
-	        pr->ndims ? pr->ndims : 1);
-	for (i = 0; i < r->nshapes; i++) {
-		sb_adds(b->out, i ? ", {" : "{");
-		for (d = 0; d < pr->ndims; d++)
-			sb_addf(b->out, "%s%lld", d ? ", " : "", b->cfg->shapes[i].dims[d]);
-		if (!pr->ndims)
-			sb_adds(b->out, "0");
-		sb_adds(b->out, "}");
-	}
-	sb_addf(b->out, "};\n\tstatic const int build[%zu] = {", r->nshapes);
-	for (i = 0; i < r->nshapes; i++)
-		sb_addf(b->out, "%s%d", i ? ", " : "", build_of[i]);
-	sb_addf(b->out, "};\n\tstatic const char *const names[%zu] = {", r->nshapes);
-	for (i = 0; i < r->nshapes; i++) {
-		sb_adds(b->out, i ? ", " : "");
-		add_c_string(b->out, r->shapes[i].name);
-	}
-	sb_adds(b->out, "};\n");
+	shape_tables(b, build_of);
 	for (i = 0; i < nbuilds; i++)
 		v[i] = builds[i].va;
 	if (nbuilds)

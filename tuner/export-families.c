@@ -160,21 +160,6 @@ static char *family_ident(const struct export_family *f)
 	return p;
 }
 
-static void add_fixed(struct strbuf *sb, const char *fmt, double v)
-{
-	if (isfinite(v))
-		sb_addf(sb, fmt, v);
-	else
-		sb_adds(sb, "-");
-}
-
-static void comment_line(struct strbuf *c, const char *text)
-{
-	sb_adds(c, *text ? " * " : " *");
-	export_comment_text(c, text);
-	sb_adds(c, "\n");
-}
-
 /* The choice per shape, with each family's best median and its provenance. */
 static void combined_comment(const struct export_family *f, size_t n, const struct xshape *xs,
                              size_t ns, const char *P, const char *p, struct strbuf *c)
@@ -183,29 +168,30 @@ static void combined_comment(const struct export_family *f, size_t n, const stru
 	size_t i, k;
 
 	sb_adds(c, "/*\n");
-	comment_line(c, "The tuned configurations of several kernel families, each in its section");
+	export_comment_line(
+	    c, "The tuned configurations of several kernel families, each in its section");
 	sb_reset(&l);
 	sb_addf(&l, "with its provenance, and a dispatch across them, %sselect().", p);
-	comment_line(c, l.buf);
-	comment_line(c, "Export again rather than edit.");
-	comment_line(c, "");
+	export_comment_line(c, l.buf);
+	export_comment_line(c, "Export again rather than edit.");
+	export_comment_line(c, "");
 	for (i = 0; i < n; i++) {
 		sb_reset(&l);
 		sb_addf(&l, "family %zu  %s: run %lld (%s), %s", i, nn(f[i].r.run.template_name),
 		        f[i].r.run.id, nn(f[i].r.run.status), nn(f[i].r.run.command));
-		comment_line(c, l.buf);
+		export_comment_line(c, l.buf);
 	}
 	sb_reset(&l);
 	sb_addf(&l, "GPU       %s", nn(f[0].r.run.device));
-	comment_line(c, l.buf);
-	comment_line(c, "");
-	comment_line(
+	export_comment_line(c, l.buf);
+	export_comment_line(c, "");
+	export_comment_line(
 	    c, "Per tuned shape, each family's correct best and its median; the lowest wins:");
 	for (k = 0; k < ns; k++) {
-		comment_line(c, "");
+		export_comment_line(c, "");
 		sb_reset(&l);
 		sb_addf(&l, "%s  %s", xs[k].name, xs[k].dims);
-		comment_line(c, l.buf);
+		export_comment_line(c, l.buf);
 		for (i = 0; i < n; i++) {
 			int li = xs[k].local[i];
 			const struct export_best *b = li >= 0 ? &f[i].r.best[li] : NULL;
@@ -219,26 +205,27 @@ static void combined_comment(const struct export_family *f, size_t n, const stru
 			else {
 				sb_addf(&l, "run %lld, variant %lld, median ", f[i].r.run.id,
 				        b->variant_id);
-				add_fixed(&l, "%.3f us", b->t.median_us);
+				export_add_fixed(&l, "%.3f us", b->t.median_us);
 			}
 			if (xs[k].order[0] == (int)i)
 				sb_adds(&l, "  <- winner");
-			comment_line(c, l.buf);
+			export_comment_line(c, l.buf);
 		}
 	}
-	comment_line(c, "");
+	export_comment_line(c, "");
 	sb_reset(&l);
 	sb_addf(&l, "%s<SHAPE>_FAMILY is each tuned shape's winner (%s<TEMPLATE>, -1: none).", P,
 	        P);
-	comment_line(c, l.buf);
-	comment_line(c,
-	             "A build: one translation unit per family build, each defining that family's");
-	comment_line(c, "<TEMPLATE>_CONFIG=i before including this header, then the template (its");
-	comment_line(c,
-	             "preamble is emitted there alone), and host code that includes it bare and");
+	export_comment_line(c, l.buf);
+	export_comment_line(
+	    c, "A build: one translation unit per family build, each defining that family's");
+	export_comment_line(
+	    c, "<TEMPLATE>_CONFIG=i before including this header, then the template (its");
+	export_comment_line(
+	    c, "preamble is emitted there alone), and host code that includes it bare and");
 	sb_reset(&l);
 	sb_addf(&l, "calls %sselect(dims...) to learn the family, its build and its launches.", p);
-	comment_line(c, l.buf);
+	export_comment_line(c, l.buf);
 	sb_adds(c, " */\n");
 	sb_release(&l);
 }

@@ -56,6 +56,10 @@ void export_shapes_free(struct export_shape *s, size_t n);
 
 /* Text safe inside a C block comment: no comment delimiters, trigraphs or control bytes. */
 void export_comment_text(struct strbuf *sb, const char *s);
+/* One line of a block comment: " * " and the text made safe for a comment, then a newline. */
+void export_comment_line(struct strbuf *c, const char *text);
+/* Append fmt of v (a "%.3f" kind), or "-" where v is not finite (NAN: not measured). */
+void export_add_fixed(struct strbuf *sb, const char *fmt, double v);
 
 /* ----------------------------------------------------------------- ranking */
 
