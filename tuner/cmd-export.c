@@ -138,7 +138,7 @@ int cmd_export(int argc, char **argv, const struct globals *g)
 	    {"per-shape", no_argument, NULL, 'p'},    {"prefix", required_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	long long k = 1, run = 0, runs[TUNER_MAX_SHAPES];
+	long long k = 1, run = 0, runs[16]; /* one header for at most 16 families */
 	size_t nruns = 0;
 	const char *output = NULL, *prefix = NULL;
 	enum format format = FORMAT_HEADER;
