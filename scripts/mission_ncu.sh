@@ -3,7 +3,8 @@
 # kernel duration (gpu__time_duration: launch overhead excluded) and cycle counts of the sweep's
 # per-shape winner at the mission shape and of the best KSPLIT=2 build, to set against the
 # per-call time of BENCH.md's graphs (reports/sm90-h100.md: 5.4-5.8 µs) and an empty kernel's
-# (scripts/launch_floor.py: 1.2-1.3 µs).
+# (scripts/launch_floor.py: 1.2-1.3 µs). As BENCH.md runs it: L2 warm (no cache flush), clocks not
+# locked (ncu's defaults would flush the caches and lock the base clock).
 #
 #   OUT=dir scripts/mission_ncu.sh     # $OUT receives mission_ncu.txt
 set -u
@@ -26,7 +27,7 @@ echo "$CONFIGS" | while read -r d bn c st pp ov r pe o ks; do
 		-DSHAPE_D="$d" -DTUNER_SMEM_BYTES="$s" >"$OUT/cubin/$n.log" 2>&1 || { echo "BUILD FAILED $n"; continue; }
 	echo "== $n at 1,8,512,64"
 	timeout 120 ncu --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_active.avg,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,lts__t_bytes.sum,launch__grid_size \
-		--kernel-name flash_fwd_sm90 --launch-skip 3 --launch-count 2 \
+		--cache-control none --clock-control none --kernel-name flash_fwd_sm90 --launch-skip 3 --launch-count 2 \
 		build/sm90_dev --profile --ksplit "$ks" "$OUT/cubin/$n.cubin" "$bn" "$c" "$s" 1,8,512,64 2>&1 |
 		grep -E "gpu__time|sm__cycles|sm__throughput|gmma|dram__bytes|lts__t_bytes|grid_size" | head -24
 done | tee "$OUT/mission_ncu.txt"
