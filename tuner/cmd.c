@@ -422,8 +422,7 @@ int cmd_parse_evals(const char *s, long long *out)
 	return cmd_parse_range("--evals", s, 1, CMD_EVALS_MAX, out);
 }
 
-void cmd_job_budget(const struct db_job *j, double *time_s, long long *evals, char *buf,
-                    size_t len)
+void cmd_job_budget(const struct db_job *j, double *time_s, long long *evals, char *buf, size_t len)
 {
 	json_t *o = j->options ? json_loads(j->options, 0, NULL) : NULL;
 	json_t *t = json_object_get(o, "time"), *e = json_object_get(o, "evals");

@@ -2624,7 +2624,7 @@ int db_job_submit(struct db *db, const struct db_job_info *ji, long long *job_id
 	"SELECT j.id, j.run_id, j.server_id, j.priority, j.gpu, j.cancel, j.status,"               \
 	" j.submitted_at, j.submitted_by, j.config_path, j.config_text, j.options, j.started_at,"  \
 	" j.finished_at, j.message, s.host, s.pid, " SERVER_ALIVE(                                 \
-	    "s") ", (julianday(coalesce(j.finished_at, 'now')) - julianday(j.started_at)) * 86400"  \
+	    "s") ", (julianday(coalesce(j.finished_at, 'now')) - julianday(j.started_at)) * 86400" \
 		 " FROM jobs j LEFT JOIN servers s ON s.id = j.server_id"
 
 static void read_job(struct dbb_stmt *st, struct db_job *j)

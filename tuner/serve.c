@@ -39,7 +39,7 @@ struct lane_run {
 	struct run *run;
 	double skip_until; /* leave it alone until then (waiting on others, refused) */
 	int refused;
-	double time_s;   /* its budget (submit --time, --evals), 0: none */
+	double time_s; /* its budget (submit --time, --evals), 0: none */
 	long long evals;
 };
 
@@ -451,7 +451,12 @@ static int budget_spent(struct db *db, const struct db_job *j, const struct lane
 	*left = lr->evals - n;
 	if (*left > 0)
 		return 0;
-	snprintf(why, len, "budget: %lld evaluations spent (%lld verdicts)", lr->evals, n);
+	if (n == lr->evals)
+		snprintf(why, len, "budget: %lld evaluations spent", n);
+	else /* other lanes' batches were in flight */
+		snprintf(why, len,
+		         "budget: %lld evaluations spent, %lld with the batches in flight",
+		         lr->evals, n);
 	return 1;
 }
 
@@ -515,7 +520,8 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 
 			if (db_job_get(db, j->id, &now) == 0) {
 				if (now.cancel && now.server_id == sv->server_id)
-					lane_finish(ln, db, j, run, "stopped", "cancelled", "cancelled");
+					lane_finish(ln, db, j, run, "stopped", "cancelled",
+					            "cancelled");
 				db_job_release(&now);
 			}
 		}
