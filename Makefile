@@ -83,7 +83,7 @@ test check:
 # The threaded paths (the GPU stage, the compile pool, serve's lanes) under ThreadSanitizer: the
 # CLI tests that drive them with the fake worker. The unit tests that crash compile children on
 # purpose are left out: TSan does not follow a forked child's deliberate fault.
-TSAN_TESTS = t0050 t0052 t0060 t0065 t0110
+TSAN_TESTS = t0050 t0052 t0060 t0065 t0110 t0112
 test-tsan:
 	$(MAKE) SANITIZE=thread TESTING=1 build-thread/tuner
 	TESTS="$(TSAN_TESTS)" BUILD=build-thread TSAN_OPTIONS="halt_on_error=1 exitcode=66" tests/run.sh

@@ -24,7 +24,9 @@ const struct cmd cmd_jobs_entry = {
 	     "server resumes it), priority, progress (generations observed, candidates\n"
 	     "evaluated), the best fitness so far (geometric-mean speedup over the\n"
 	     "baseline), the GPUs evaluating its candidates now (host:ordinal), the\n"
-	     "host of the server that owns it, and its config. Then the servers.\n"
+	     "host of the server that owns it, its config, and its budget (submit\n"
+	     "--time, --evals) with the wall time spent since it first started.\n"
+	     "Then the servers.\n"
 	     "\n"
 	     "  --active     only queued, running and interrupted jobs\n"
 	     "  --json       one JSON document on stdout\n"
@@ -39,6 +41,9 @@ static json_t *json_text(const char *s)
 static json_t *job_json(const struct db_job *j, const struct db_job_progress *p)
 {
 	json_t *o = json_object();
+	char text[128];
+	long long evals;
+	double time_s;
 
 	json_object_set_new(o, "id", json_integer(j->id));
 	json_object_set_new(o, "status", json_string(j->status));
@@ -59,12 +64,18 @@ static json_t *job_json(const struct db_job *j, const struct db_job_progress *p)
 	json_object_set_new(o, "device", json_text(p->device));
 	json_object_set_new(o, "cancel_requested", json_boolean(j->cancel));
 	json_object_set_new(o, "message", json_text(j->message));
+	json_object_set_new(o, "elapsed", json_real(j->elapsed));
+	cmd_job_budget(j, &time_s, &evals, text, sizeof(text));
+	json_object_set_new(o, "budget_time", time_s > 0 ? json_real(time_s) : json_null());
+	json_object_set_new(o, "budget_evals", evals > 0 ? json_integer(evals) : json_null());
 	return o;
 }
 
 static void job_row(const struct db_job *j, const struct db_job_progress *p)
 {
-	char progress[48] = "-", best[24] = "-", status[24];
+	char progress[48] = "-", best[24] = "-", status[24], budget[128];
+	long long evals;
+	double time_s;
 	const char *cfg = j->config_path ? strrchr(j->config_path, '/') : NULL;
 
 	if (j->run_id > 0)
@@ -77,7 +88,11 @@ static void job_row(const struct db_job *j, const struct db_job_progress *p)
 	printf("%4lld  %-12s %4d  %-14s %-8s %-16s %-12s %s", j->id, status, j->priority, progress,
 	       best, p->gpus && *p->gpus ? p->gpus : "-", j->host ? j->host : "-",
 	       cfg ? cfg + 1 : j->config_path);
-	if (j->message && strcmp(j->status, "done"))
+	cmd_job_budget(j, &time_s, &evals, budget, sizeof(budget));
+	if (*budget)
+		printf("  [budget %s]", budget);
+	/* a job done has a message when its budget ended it */
+	if (j->message)
 		printf("  (%s)", j->message);
 	printf("\n");
 }

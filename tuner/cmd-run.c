@@ -1,6 +1,5 @@
 /* tuner run: the search loop: propose, gate, compile, evaluate, record; stop and resume at any
  * moment. */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -156,32 +155,6 @@ struct run_opts {
 	const char *replay; /* another database */
 };
 
-/* "90", "90s", "10m", "1.5h": seconds, more than 0 and at most a week. */
-static int parse_duration(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno)
-		goto bad;
-	if (!strcmp(end, "m"))
-		v *= 60;
-	else if (!strcmp(end, "h"))
-		v *= 3600;
-	else if (*end && strcmp(end, "s"))
-		goto bad;
-	if (!(v > 0) || v > 7 * 86400)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	return error("--time needs a duration above 0 and at most a week (90, 90s, 10m, 2h), "
-	             "got '%s'",
-	             s);
-}
-
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option opts[] = {
@@ -244,11 +217,11 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->replay = optarg;
 			break;
 		case 'T':
-			if (parse_duration(optarg, &o->time_s) < 0)
+			if (cmd_parse_time(optarg, &o->time_s) < 0)
 				return -1;
 			break;
 		case 'E':
-			if (cmd_parse_range("--evals", optarg, 1, 1000000000LL, &o->evals) < 0)
+			if (cmd_parse_evals(optarg, &o->evals) < 0)
 				return -1;
 			break;
 		case 'G':

@@ -22,7 +22,8 @@ const struct cmd cmd_submit_entry = {
     .summary = "check a tuning job and queue it for tuner serve",
     .usage =
 	"usage: tuner submit [--priority N] [--root DIR]... [--generations N] [--population N]\n"
-	"                    [--seed N] [--strategy S] [--replay OTHER.db] [--no-gpu] CONFIG\n"
+	"                    [--seed N] [--strategy S] [--time D] [--evals N]\n"
+	"                    [--replay OTHER.db] [--no-gpu] CONFIG\n"
 	"\n"
 	"Queue a tuning job for 'tuner serve'. The job is checked first, as a\n"
 	"server will read it: the config and every file it names must lie in the\n"
@@ -40,6 +41,13 @@ const struct cmd cmd_submit_entry = {
 	"  --seed N          RNG seed (default: the config's seed)\n"
 	"  --strategy S      " SEARCH_STRATEGIES "\n"
 	"                    (default: the config's)\n"
+	"  --time D          end the job once D of wall time (90, 90s, 10m, 2h) has\n"
+	"                    passed since a server first started it, whoever ran\n"
+	"                    it since: the candidates in flight get their verdict,\n"
+	"                    the job ends done with the elite of the verdicts\n"
+	"                    reached, its run stopped (tuner run --resume=RUN\n"
+	"                    continues it)\n"
+	"  --evals N         the same once N candidates of its run have their verdict\n"
 	"  --replay OTHER.db answer from that recording instead of a GPU\n"
 	"  --no-gpu          compile and gate only\n"
 	"  -h, --help        print this help\n",
@@ -97,6 +105,8 @@ int cmd_submit(int argc, char **argv, const struct globals *g)
 	    {"population", required_argument, NULL, 'p'},
 	    {"seed", required_argument, NULL, 's'},
 	    {"strategy", required_argument, NULL, 'S'},
+	    {"time", required_argument, NULL, 'T'},
+	    {"evals", required_argument, NULL, 'E'},
 	    {"replay", required_argument, NULL, 'R'},
 	    {"no-gpu", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
@@ -143,6 +153,14 @@ int cmd_submit(int argc, char **argv, const struct globals *g)
 				goto out;
 			}
 			rq.strategy = optarg;
+			break;
+		case 'T':
+			if (cmd_parse_time(optarg, &rq.time_s) < 0)
+				goto out;
+			break;
+		case 'E':
+			if (cmd_parse_evals(optarg, &rq.evals) < 0)
+				goto out;
 			break;
 		case 'R':
 			rq.replay = optarg;

@@ -96,7 +96,7 @@ int cmd_wait(int argc, char **argv, const struct globals *g)
 			       p.generation, p.generations, p.evaluated);
 		if (!isnan(p.best))
 			printf(": best x%.3f", p.best);
-		if (j.message && strcmp(j.status, "done"))
+		if (j.message) /* a job done says so when its budget ended it */
 			printf(": %s", j.message);
 		printf("\n");
 		rc = strcmp(j.status, "done") ? 1 : 0;

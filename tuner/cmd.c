@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "tuner/checks.h"
 #include "tuner/cmd.h"
 #include "tuner/common.h"
@@ -388,6 +390,58 @@ int cmd_parse_u64(const char *flag, const char *s, unsigned long long *out)
 		return error("%s must be from 0 to %llu, got '%s'", flag, ULLONG_MAX, s);
 	*out = v;
 	return 0;
+}
+
+int cmd_parse_time(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno)
+		goto bad;
+	if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		goto bad;
+	if (!(v > 0) || v > CMD_TIME_MAX)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return error("--time needs a duration above 0 and at most a week (90, 90s, 10m, 2h), "
+	             "got '%s'",
+	             s);
+}
+
+int cmd_parse_evals(const char *s, long long *out)
+{
+	return cmd_parse_range("--evals", s, 1, CMD_EVALS_MAX, out);
+}
+
+void cmd_job_budget(const struct db_job *j, double *time_s, long long *evals, char *buf, size_t len)
+{
+	json_t *o = j->options ? json_loads(j->options, 0, NULL) : NULL;
+	json_t *t = json_object_get(o, "time"), *e = json_object_get(o, "evals");
+	char d[32];
+	size_t at = 0;
+
+	*time_s = json_is_number(t) ? json_number_value(t) : 0;
+	*evals = json_is_integer(e) ? json_integer_value(e) : 0;
+	json_decref(o);
+	*buf = '\0';
+	if (*time_s > 0) {
+		format_duration(d, sizeof(d), *time_s);
+		at = (size_t)snprintf(buf, len, "%s", d);
+	}
+	if (*evals > 0 && at < len)
+		at += (size_t)snprintf(buf + at, len - at, "%s%lld evaluations", at ? ", " : "",
+		                       *evals);
+	if (at && at < len)
+		snprintf(buf + at, len - at, "; %.0f s spent", j->elapsed);
 }
 
 long long cmd_jobs_max(void)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -473,6 +474,16 @@ double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void format_duration(char *buf, size_t len, double secs)
+{
+	if (secs >= 3600 && secs == 3600 * floor(secs / 3600))
+		snprintf(buf, len, "%gh", secs / 3600);
+	else if (secs >= 60 && secs == 60 * floor(secs / 60))
+		snprintf(buf, len, "%gm", secs / 60);
+	else
+		snprintf(buf, len, "%gs", secs);
 }
 
 /* ------------------------------------------------------------ child processes */

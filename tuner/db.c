@@ -2624,8 +2624,8 @@ int db_job_submit(struct db *db, const struct db_job_info *ji, long long *job_id
 	"SELECT j.id, j.run_id, j.server_id, j.priority, j.gpu, j.cancel, j.status,"               \
 	" j.submitted_at, j.submitted_by, j.config_path, j.config_text, j.options, j.started_at,"  \
 	" j.finished_at, j.message, s.host, s.pid, " SERVER_ALIVE(                                 \
-	    "s") " FROM jobs j"                                                                    \
-		 " LEFT JOIN servers s ON s.id = j.server_id"
+	    "s") ", (julianday(coalesce(j.finished_at, 'now')) - julianday(j.started_at)) * 86400" \
+		 " FROM jobs j LEFT JOIN servers s ON s.id = j.server_id"
 
 static void read_job(struct dbb_stmt *st, struct db_job *j)
 {
@@ -2646,6 +2646,7 @@ static void read_job(struct dbb_stmt *st, struct db_job *j)
 	j->finished_at = col_str(st, 13);
 	j->message = col_str(st, 14);
 	j->host = col_str(st, 15);
+	j->elapsed = dbb_column_null(st, 18) ? 0 : dbb_column_double(st, 18);
 	j->owner_alive = j->server_id > 0 && dbb_column_int(st, 17) &&
 	                 !local_pid_gone(j->host, dbb_column_int64(st, 16));
 	if (!strcmp(j->status, "running") && !j->owner_alive) {

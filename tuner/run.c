@@ -78,6 +78,10 @@ char *run_request_json(const struct run_request *rq)
 		json_object_set_new(o, "replay", json_string(rq->replay));
 	if (rq->no_gpu)
 		json_object_set_new(o, "no_gpu", json_true());
+	if (rq->time_s > 0)
+		json_object_set_new(o, "time", json_real(rq->time_s));
+	if (rq->evals > 0)
+		json_object_set_new(o, "evals", json_integer(rq->evals));
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return s;
@@ -112,6 +116,10 @@ int run_request_from_json(const char *json, struct run_request *rq, void **doc)
 			rq->replay = json_string_value(v);
 		else if (!strcmp(key, "no_gpu") && json_is_boolean(v))
 			rq->no_gpu = json_is_true(v);
+		else if (!strcmp(key, "time") && json_is_number(v) && json_number_value(v) > 0)
+			rq->time_s = json_number_value(v);
+		else if (!strcmp(key, "evals") && json_is_integer(v) && json_integer_value(v) > 0)
+			rq->evals = json_integer_value(v);
 		else
 			return error("job options: unknown or malformed option '%s'", key);
 	}
@@ -595,23 +603,32 @@ static int step_alone(struct run *r, stop_flag *stop, struct run_progress *pg)
 	return observe(r, done, pg);
 }
 
-/* Whether generation 0's first candidate, the baseline, has its verdict in this run. */
-static int baseline_judged(struct run *r)
+/* Whether candidate i of the generation in hand has its verdict in this run: 1, 0, -1. */
+static int judged(struct run *r, size_t i)
 {
 	struct db_eval de;
 	char hash[HASH_HEX_LEN];
 	long long vid;
 	int f;
 
-	if (r->baseline_known || r->gen > 0)
-		return 1;
-	template_variant_hash(&r->cfg, &r->cands[0].va, hash);
+	template_variant_hash(&r->cfg, &r->cands[i].va, hash);
 	f = db_variant_find(r->db, hash, &vid);
 	if (f <= 0)
 		return f;
 	f = db_eval_get(r->db, r->run_id, vid, &de);
 	if (f == 1)
 		db_eval_release(&de);
+	return f;
+}
+
+/* Whether generation 0's first candidate, the baseline, has its verdict in this run. */
+static int baseline_judged(struct run *r)
+{
+	int f;
+
+	if (r->baseline_known || r->gen > 0)
+		return 1;
+	f = judged(r, 0);
 	if (f == 1)
 		r->baseline_known = 1;
 	return f;
@@ -737,6 +754,37 @@ int run_step(struct run *r, const struct run_claimer *c, stop_flag *stop, struct
 		}
 	}
 	return c ? step_claimed(r, c, stop, pg) : step_alone(r, stop, pg);
+}
+
+int run_settle(struct run *r)
+{
+	struct run_progress pg;
+	stop_flag never = 0;
+	size_t k;
+	int f = 1, rc;
+
+	if (r->broken)
+		BUG("run %lld settled after an observation stopped half-way", r->run_id);
+	while (!r->done && r->gen < r->generations) {
+		if (!r->proposed) {
+			propose(r);
+			if (r->n == 0)
+				return 0; /* the space is exhausted: every generation is observed */
+			race_set(r);
+		}
+		for (k = 0; k < r->n && (f = judged(r, k)) == 1; k++)
+			;
+		if (k < r->n && f < 0)
+			return -1;
+		/* answered from the database, as a resume is: nothing is evaluated again */
+		if (pipeline_evaluate(&r->p, r->gen, r->cands, k, r->evs, &k, &never) < 0)
+			return -1;
+		memset(&pg, 0, sizeof(pg));
+		rc = observe(r, k, &pg);
+		if (rc != RUN_MORE)
+			return rc < 0 ? -1 : 0;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------- pieces tuner run shares */

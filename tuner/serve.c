@@ -39,6 +39,8 @@ struct lane_run {
 	struct run *run;
 	double skip_until; /* leave it alone until then (waiting on others, refused) */
 	int refused;
+	double time_s; /* its budget (submit --time, --evals), 0: none */
+	long long evals;
 };
 
 struct serve;
@@ -345,6 +347,8 @@ static struct run *lane_open(struct lane *ln, struct db *db, const struct db_job
 	rc = job_request(ln, j, &rq, &doc);
 	if (!rc)
 		rc = run_open(db, &rq, old_run, ln->worker, &lr->run);
+	lr->time_s = rq.time_s;
+	lr->evals = rq.evals;
 	run_request_json_free(doc);
 	if (rc) {
 		lr->run = NULL;
@@ -373,8 +377,9 @@ static struct run *lane_open(struct lane *ln, struct db *db, const struct db_job
 	return lr->run;
 }
 
+/* The job ends as status says, its run as run_status does (NULL: none, "done", "stopped"). */
 static void lane_finish(struct lane *ln, struct db *db, const struct db_job *j, struct run *run,
-                        const char *status, const char *message)
+                        const char *run_status, const char *status, const char *message)
 {
 	struct db_job_progress pg;
 	char best[32] = "-";
@@ -382,8 +387,8 @@ static void lane_finish(struct lane *ln, struct db *db, const struct db_job *j, 
 	/* several lanes may get here: the first one records it */
 	if (db_job_finish(db, j->id, status, message) <= 0)
 		return;
-	if (run)
-		run_end(run, !strcmp(status, "done") ? "done" : "stopped");
+	if (run && run_status)
+		run_end(run, run_status);
 	if (db_job_progress(db, j, &pg) == 0) {
 		if (!isnan(pg.best))
 			snprintf(best, sizeof(best), "x%.3f", pg.best);
@@ -418,6 +423,43 @@ static int first_to_observe(struct serve *sv, long long job_id, int gen)
 
 static void lane_nap(const struct lane *ln, double secs);
 
+/*
+ * Whether job j's budget is spent: its time counted from when a server first
+ * started it (on the store's clock, whoever ran it since), its evaluations as
+ * the verdicts its run holds. 1 with why, 0 not (or no budget), -1 error().
+ * *left: the verdicts --evals leaves, -1 without one.
+ */
+static int budget_spent(struct db *db, const struct db_job *j, const struct lane_run *lr,
+                        long long *left, char *why, size_t len)
+{
+	long long counts[OUTCOME_COUNT], n = 0;
+	char d[32];
+	int o;
+
+	*left = -1;
+	if (lr->time_s > 0 && j->elapsed >= lr->time_s) {
+		format_duration(d, sizeof(d), lr->time_s);
+		snprintf(why, len, "budget: %s of wall time spent", d);
+		return 1;
+	}
+	if (lr->evals <= 0)
+		return 0;
+	if (db_run_outcome_counts(db, run_id(lr->run), counts) < 0)
+		return -1;
+	for (o = 0; o < OUTCOME_COUNT; o++)
+		n += counts[o];
+	*left = lr->evals - n;
+	if (*left > 0)
+		return 0;
+	if (n == lr->evals)
+		snprintf(why, len, "budget: %lld evaluations spent", n);
+	else /* other lanes' batches were in flight */
+		snprintf(why, len,
+		         "budget: %lld evaluations spent, %lld with the batches in flight",
+		         lr->evals, n);
+	return 1;
+}
+
 /* One step on the lane's job; 0 to go on, -1 when the lane must connect to the store again. */
 static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 {
@@ -426,12 +468,32 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 	struct run_progress pg;
 	struct lane_run *lr;
 	struct run *run = lane_open(ln, db, j);
+	char why[128];
+	long long left;
 	int st;
 
 	if (!run)
 		return 0;
 	lr = lane_run_find(ln, j->id);
 	last_error[0] = '\0';
+	st = budget_spent(db, j, lr, &left, why, sizeof(why));
+	if (st > 0 && run_settle(run) == 0) {
+		/* as tuner run stops on its budget: the run stopped, resumable; the job done */
+		lane_finish(ln, db, j, run, "stopped", "done", why);
+		lane_run_close(ln, lr);
+		return 0;
+	}
+	if (st != 0) {
+		lane_run_close(ln, lr);
+		if (db_schema_version(db) < 0)
+			return -1;
+		serve_log("job %lld failed on lane %d: %s", j->id, ln->index, last_error);
+		lane_finish(ln, db, j, NULL, NULL, "failed", *last_error ? last_error : "failed");
+		return 0;
+	}
+	/* no more claimed at once than --evals leaves */
+	if (left > 0 && (size_t)left < c.batch)
+		c.batch = (size_t)left;
 	st = run_step(run, &c, &ln->stop, &pg);
 	if (j->server_id == sv->server_id && st != RUN_DONE)
 		run_heartbeat(run, pg.observed);
@@ -449,7 +511,7 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 		lr->skip_until = now_seconds() + WAIT_SECONDS;
 		break;
 	case RUN_DONE:
-		lane_finish(ln, db, j, run, "done", NULL);
+		lane_finish(ln, db, j, run, "done", "done", NULL);
 		lane_run_close(ln, lr);
 		break;
 	case RUN_STOPPED:
@@ -458,7 +520,8 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 
 			if (db_job_get(db, j->id, &now) == 0) {
 				if (now.cancel && now.server_id == sv->server_id)
-					lane_finish(ln, db, j, run, "cancelled", "cancelled");
+					lane_finish(ln, db, j, run, "stopped", "cancelled",
+					            "cancelled");
 				db_job_release(&now);
 			}
 		}
@@ -472,7 +535,7 @@ static int lane_step(struct lane *ln, struct db *db, const struct db_job *j)
 			return -1;
 		}
 		serve_log("job %lld failed on lane %d: %s", j->id, ln->index, last_error);
-		lane_finish(ln, db, j, NULL, "failed", *last_error ? last_error : "failed");
+		lane_finish(ln, db, j, NULL, NULL, "failed", *last_error ? last_error : "failed");
 		break;
 	}
 	return 0;

@@ -13,7 +13,7 @@ _tuner_options()
 	export) echo "--k --run --output -o --format --per-shape --prefix --help" ;;
 	cache) echo "--max-size --help" ;;
 	serve) echo "--root --gpus --log --heartbeat --batch --jobs --help" ;;
-	submit) echo "--priority --root --generations --population --seed --strategy --replay --no-gpu --help" ;;
+	submit) echo "--priority --root --generations --population --seed --strategy --time --evals --replay --no-gpu --help" ;;
 	jobs) echo "--active --json --help" ;;
 	cancel) echo "--help" ;;
 	wait) echo "--timeout --help" ;;
@@ -66,7 +66,7 @@ _tuner()
 		return
 		;;
 	--generations | --population | --seed | --jobs | --k | --run | --set | --max-size | --gpus | \
-		--heartbeat | --batch | --priority | --timeout)
+		--heartbeat | --batch | --priority | --timeout | --time | --evals)
 		return
 		;;
 	esac

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 struct db;
+struct db_job;
 struct config;
 
 /* What a command needs; main acts on it in one place (paths, opening, stdout). */
@@ -109,6 +110,22 @@ int cmd_parse_range(const char *flag, const char *s, long long min, long long ma
 int cmd_parse_int(const char *flag, const char *s, long long min, long long *out);
 /* An unsigned 64-bit value (a seed): 0, or error(). */
 int cmd_parse_u64(const char *flag, const char *s, unsigned long long *out);
+
+/*
+ * A search's budget, as run, sweep and submit take it: --time D, a duration
+ * ("90", "90s", "10m", "1.5h") above 0 and at most a week, in seconds; --evals
+ * N, verdicts from 1 to CMD_EVALS_MAX. 0, or error() naming the option.
+ */
+#define CMD_TIME_MAX  (7 * 86400.0)
+#define CMD_EVALS_MAX 1000000000LL
+int cmd_parse_time(const char *s, double *out);
+int cmd_parse_evals(const char *s, long long *out);
+/*
+ * A job's budget as its options hold it (*time_s, *evals: 0 none), and as text:
+ * "10m, 20 evaluations; 95 s spent" ("" without one), for tuner jobs and wait.
+ */
+void cmd_job_budget(const struct db_job *j, double *time_s, long long *evals, char *buf,
+                    size_t len);
 
 /* The most parallel compiles --jobs may ask for: 4 per online core, at most 1024. */
 long long cmd_jobs_max(void);

@@ -125,5 +125,7 @@ int edit_distance(const char *a, const char *b);
 
 /* Monotonic seconds. */
 double now_seconds(void);
+/* Seconds as a user writes a duration: "90s", "10m", "2h" (the largest unit that divides it). */
+void format_duration(char *buf, size_t len, double secs);
 
 #endif

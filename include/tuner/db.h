@@ -493,6 +493,8 @@ struct db_job {
 	char *status, *submitted_at, *submitted_by, *config_path, *config_text, *options;
 	char *started_at, *finished_at, *message;
 	char *host; /* the owner's host, NULL */
+	/* seconds since a server first started it, until it finished, on the store's clock; 0 */
+	double elapsed;
 };
 /* 0, or error() when there is no such job. Free with db_job_release(). */
 int db_job_get(struct db *db, long long job_id, struct db_job *out);

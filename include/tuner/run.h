@@ -23,6 +23,12 @@ struct run_request {
 	const char *replay;   /* answer from this recording instead of the GPU, or NULL */
 	int no_gpu;           /* gate and compile only */
 	int jobs;             /* parallel compiles, 0: the config's */
+	/*
+	 * A queued job's budget (submit --time, --evals), 0: none. run_open() keeps
+	 * neither: tuner serve enforces them (see DESIGN.md, "The daemon").
+	 */
+	double time_s;
+	long long evals;
 	const char *cache_dir;
 	const char *command; /* recorded with a new run */
 	/*
@@ -118,6 +124,15 @@ int run_step(struct run *r, const struct run_claimer *c, stop_flag *stop, struct
 int run_begin(struct run *r);
 void run_heartbeat(struct run *r, int force);
 int run_end(struct run *r, const char *status);
+
+/*
+ * Stop a shared run whose budget is spent as tuner run stops alone: observe
+ * every generation that has all its verdicts in the database, then the
+ * generation in hand's candidates that have theirs, in candidate order up to
+ * the first without one, and store that elite. Nothing is evaluated; the run
+ * cannot step again (close it). 0, or -1 after error().
+ */
+int run_settle(struct run *r);
 
 /* ------------------------------------------------- pieces tuner run shares */
 

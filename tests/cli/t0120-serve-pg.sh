@@ -1,8 +1,8 @@
 # PostgreSQL as the store (tests/pg.sh starts the server): what a run records reads out the same
 # as from SQLite; tuner serve with 4 fake GPUs runs 3 replay jobs to plain tuner run's results;
-# two servers on two "hosts" share the jobs, one is killed midway and the other finishes them;
-# the store crashes and restarts under a server; the password never reaches the command line or
-# the log; without libpq, a clear error.
+# a job's --evals budget ends it done; two servers on two "hosts" share the jobs, one is killed
+# midway and the other finishes them; the store crashes and restarts under a server; the password
+# never reaches the command line or the log; without libpq, a clear error.
 . tests/cli/lib.sh
 . tests/cli/serve-lib.sh
 export TUNER_WORKER_FAKE=1
@@ -57,6 +57,22 @@ expect_grep "$TMP/out" "4/4, 64" "progress"
 stop_serve "$SERVE_PID"
 expect_rc 0 "drained"
 expect_grep "$TMP/serve.log" "serving postgresql://tuner@/t0120_queue" "the log names the store"
+
+# ---------------------------------------------------------------- a budget (t0112 on SQLite)
+Q=$(pg_url t0120_budget)
+run_tuner --db "$Q" submit --root "$TOP" --replay "$REC" --generations 4 --seed 21 --evals 10 \
+	configs/default.yaml
+expect_rc 0 "submit --evals 10"
+start_serve "$TMP/budget.log" "$Q" --root "$TOP" --gpus 0,1 --heartbeat 0.5 --batch 1
+run_tuner --db "$Q" wait --timeout 60 1
+expect_rc 0 "the job whose budget is spent is done"
+expect_grep "$TMP/out" "budget: 10 evaluations spent" "wait says why"
+stop_serve "$SERVE_PID"
+n=$(job_field "$Q" 1 evaluated)
+# two lanes: each claims at most what the budget leaves, so one more at most
+[ "$n" -ge 10 ] && [ "$n" -le 11 ] || fail "the job stopped at 10 verdicts: $n"
+python3 -c "import sys; sys.exit(not 0 < float('$(job_field "$Q" 1 elapsed)') < 60)" ||
+	fail "the job's elapsed time on the store's clock: $(job_field "$Q" 1 elapsed)"
 
 # ---------------------------------------------------------------- two hosts, one killed midway
 export TUNER_TEST_STEP_DELAY=0.05

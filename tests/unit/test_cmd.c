@@ -11,6 +11,7 @@
 #include "capture.h"
 #include "tuner/cache.h"
 #include "tuner/cmd.h"
+#include "tuner/common.h"
 
 static int setup(void **state)
 {
@@ -92,6 +93,46 @@ static void test_parse_range(void **state)
 	assert_true(cmd_jobs_max() >= 4 && cmd_jobs_max() <= 1024);
 }
 
+/* run's and submit's budget: one parser, durations back as a user writes them. */
+static void test_budget(void **state)
+{
+	static const struct {
+		const char *in;
+		double secs;
+		const char *shown;
+	} good[] = {{"90", 90, "90s"},     {"90s", 90, "90s"}, {"10m", 600, "10m"},
+	            {"1.5h", 5400, "90m"}, {"2h", 7200, "2h"}, {"0.5", 0.5, "0.5s"},
+	            {"7d", 0, NULL}};
+	static const char *const bad[] = {"", "0", "-5m", "2w", "9d", "10x", "m", "1e9", "nan"};
+	char shown[32];
+	double t;
+	long long n;
+
+	for (size_t i = 0; good[i].shown; i++) {
+		t = 0;
+		assert_int_equal(cmd_parse_time(good[i].in, &t), 0);
+		assert_true(t == good[i].secs);
+		format_duration(shown, sizeof(shown), t);
+		assert_string_equal(shown, good[i].shown);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		capture_start();
+		t = -1;
+		if (cmd_parse_time(bad[i], &t) != -1)
+			fail_msg("--time '%s' was taken as %g s", bad[i], t);
+		assert_true(t == -1);
+		assert_non_null(strstr(captured, "--time"));
+	}
+	capture_start();
+	assert_int_equal(cmd_parse_time("168h", &t), 0);
+	assert_int_equal(cmd_parse_time("168.1h", &t), -1);
+	capture_start();
+	assert_int_equal(cmd_parse_evals("1000000000", &n), 0);
+	assert_int_equal(cmd_parse_evals("1000000001", &n), -1);
+	assert_int_equal(cmd_parse_evals("0", &n), -1);
+	assert_non_null(strstr(captured, "--evals"));
+}
+
 static void test_cache_sizes(void **state)
 {
 	long long v = -1;
@@ -125,6 +166,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_table, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parse_range, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cache_sizes, setup, teardown),
 	};
 
