@@ -258,20 +258,19 @@ int main(int argc, char **argv)
 			CK(cuLaunchKernel(fn, gx, gy, gz, (consumers + 1) * 128, 1, 1, smem, st,
 			                  params, nullptr));
 		};
+		/* This shape's buffers, after its profile or its checks. */
+		auto release = [&]() {
+			for (void *p : {(void *)q, (void *)k, (void *)v, (void *)o, (void *)ref,
+			                (void *)sk_part, (void *)sk_lse, (void *)sk_count})
+				RT(cudaFree(p));
+		};
 
 		if (profile) {
 			for (int r = 0; r < 5; r++)
 				launch();
 			RT(cudaStreamSynchronize(st));
 			printf("PROFILED %s B,H,S,D=%d,%d,%d,%d\n", cubin, B, H, S, D);
-			RT(cudaFree(sk_part));
-			RT(cudaFree(sk_lse));
-			RT(cudaFree(sk_count));
-			RT(cudaFree(q));
-			RT(cudaFree(k));
-			RT(cudaFree(v));
-			RT(cudaFree(o));
-			RT(cudaFree(ref));
+			release();
 			continue;
 		}
 		if (sanitize)
@@ -407,14 +406,7 @@ int main(int argc, char **argv)
 		}
 		printf("\n");
 		fflush(stdout);
-		RT(cudaFree(q));
-		RT(cudaFree(k));
-		RT(cudaFree(v));
-		RT(cudaFree(o));
-		RT(cudaFree(ref));
-		RT(cudaFree(sk_part));
-		RT(cudaFree(sk_lse));
-		RT(cudaFree(sk_count));
+		release();
 	}
 	return failed;
 }
