@@ -125,6 +125,17 @@ __global__ void compare(const __half *o, const float *ref, size_t n, unsigned *m
 }
 
 /* [D, S, B * H] fp16, 128-byte swizzle, boxes of 64 columns by `rows` rows. */
+/* A sanitize build's log read back into *log: its violations of every kind. */
+static unsigned san_violations(CUdeviceptr san, struct tuner_san_log *log)
+{
+	unsigned total = 0;
+
+	CK(cuMemcpyDtoH(log, san, sizeof(*log)));
+	for (int kind = 0; kind < TUNER_SAN_KINDS; kind++)
+		total += log->count[kind];
+	return total;
+}
+
 static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 {
 	cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)S, (cuuint64_t)BH};
@@ -311,10 +322,7 @@ int main(int argc, char **argv)
 		char san_msg[128] = "";
 		if (sanitize) {
 			struct tuner_san_log log;
-			CK(cuMemcpyDtoH(&log, san, sizeof(log)));
-			unsigned total = 0;
-			for (int kind = 0; kind < TUNER_SAN_KINDS; kind++)
-				total += log.count[kind];
+			const unsigned total = san_violations(san, &log);
 			snprintf(san_msg, sizeof(san_msg), " sanitize %u violations", total);
 			if (total) {
 				ok = 0;
@@ -354,10 +362,7 @@ int main(int argc, char **argv)
 			RT(cudaFree(nonfinite));
 			if (sanitize) {
 				struct tuner_san_log log;
-				CK(cuMemcpyDtoH(&log, san, sizeof(log)));
-				unsigned total = 0;
-				for (int kind = 0; kind < TUNER_SAN_KINDS; kind++)
-					total += log.count[kind];
+				const unsigned total = san_violations(san, &log);
 				snprintf(rep_msg + strlen(rep_msg),
 				         sizeof(rep_msg) - strlen(rep_msg),
 				         " sanitize after repeats %u violations", total);
