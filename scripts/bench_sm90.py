@@ -150,9 +150,25 @@ class TensorMap:
                                      0, SWIZZLE_128B, L2_256B, 0), "cuTensorMapEncodeTiled")
 
 
+class LaunchAttribute(ctypes.Structure):
+    """CUlaunchAttribute: an id, padding, and a 64-byte value union (its first int used here)."""
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_int), ("value", ctypes.c_int),
+                ("rest", ctypes.c_uint8 * 60)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig (cuda.h)."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(LaunchAttribute)), ("nattrs", ctypes.c_uint)]
+
+
+PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
+
+
 class Kernel:
     def __init__(self, cubin, block_n, consumers, smem, persistent=0, splits=1, streamk=0,
-                 ksplit=1):
+                 ksplit=1, pdl=0):
         self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
         ck(cu.cuModuleLoad(ctypes.byref(self.mod), cubin.encode()), "cuModuleLoad")
         ck(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"flash_fwd_sm90"),
@@ -160,7 +176,8 @@ class Kernel:
         ck(cu.cuFuncSetAttribute(self.fn, MAX_DYN_SMEM, smem), "cuFuncSetAttribute")
         self.block_n, self.consumers, self.smem = block_n, consumers, smem
         self.persistent, self.splits, self.streamk = persistent, splits, streamk
-        self.ksplit = ksplit
+        self.ksplit, self.pdl = ksplit, pdl
+        self.attr = LaunchAttribute(PROGRAMMATIC_STREAM_SERIALIZATION, 0, 1)
 
     def bind(self, q, k, v, o):
         b, h, s, d = q.shape
@@ -182,6 +199,13 @@ class Kernel:
             self.grid = (min(self.persistent, self.grid[0] * h * b), 1, 1)
 
     def launch(self, stream):
+        if self.pdl:  # PDL=1: programmatic stream serialization (cuLaunchKernelEx)
+            cfg = LaunchConfig((ctypes.c_uint * 3)(*self.grid),
+                               (ctypes.c_uint * 3)((self.consumers + 1) * 128, 1, 1), self.smem,
+                               ctypes.c_void_p(stream.cuda_stream), ctypes.pointer(self.attr), 1)
+            ck(cu.cuLaunchKernelEx(ctypes.byref(cfg), self.fn, self.params, None),
+               "cuLaunchKernelEx")
+            return
         ck(cu.cuLaunchKernel(self.fn, *self.grid, (self.consumers + 1) * 128, 1, 1, self.smem,
                              ctypes.c_void_p(stream.cuda_stream), self.params, None),
            "cuLaunchKernel")
@@ -244,7 +268,7 @@ def fastest(results, n=2, contest=None):
 
 def load(cubins, name):
     """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2, with _sk1
-    where STREAMK is 1 and _ks2 where KSPLIT is 2)."""
+    where STREAMK is 1, _ks2 where KSPLIT is 2 and _pdl1 where PDL is 1)."""
     # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS, STREAMK, KSPLIT: what the launch depends on.
     f = dict(re.findall(r"([a-z]+)(\d+)", name))
     d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
@@ -252,7 +276,7 @@ def load(cubins, name):
     smem = 1024 + (64 * c // ks * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + \
         (ks > 1) * (d // 8 + 1) * 2048 + 8 * (2 + 4 * st)
     return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)),
-                  int(f.get("sk", 0)), ks)
+                  int(f.get("sk", 0)), ks, int(f.get("pdl", 0)))
 
 
 def interval(xs):

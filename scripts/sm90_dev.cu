@@ -8,7 +8,7 @@
  *   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
  *        -o sm90_dev
  *   sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] [--streamk N] [--ksplit N]
- *            [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
+ *            [--pdl] [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
  *
  * One line per shape: PASS or FAIL, rel_l2 and max_abs against the reference (fp16 inputs drawn
  * from N(0, 1), output poisoned with NaN before the run), and with --time the median µs and
@@ -17,6 +17,8 @@
  * faulting kernel leaves the context unusable: the shapes after it are not run). --splits is
  * the SPLITS param (a grid of SPLITS blocks per unit, the O map's box 64 / SPLITS rows);
  * --ksplit is the KSPLIT param (blocks of 64 CONSUMERS / KSPLIT query rows);
+ * --pdl launches with programmatic stream serialization (the PDL param: back-to-back calls
+ * overlap the next one's start with this one's end);
  * --profile launches the kernel 5 times and checks nothing (for ncu --launch-skip 3).
  * --streamk is the STREAMK param: the stream-K scratch (partial rows and log-sum-exps, poisoned
  * with NaN, and the arrival counters, zeroed) is sized for it, once per shape: the kernel must
@@ -151,7 +153,7 @@ static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 int main(int argc, char **argv)
 {
 	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0, splits = 1, profile = 0;
-	int streamk = 0, repeat = 1, ksplit = 1;
+	int streamk = 0, repeat = 1, ksplit = 1, pdl = 0;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--time"))
@@ -166,6 +168,8 @@ int main(int argc, char **argv)
 			ksplit = atoi(argv[++a]); /* the KSPLIT param: consumers per Q tile */
 		else if (!strcmp(argv[a], "--streamk") && a + 1 < argc)
 			streamk = atoi(argv[++a]); /* the STREAMK param: scratch for it */
+		else if (!strcmp(argv[a], "--pdl"))
+			pdl = 1; /* the PDL param: programmatic stream serialization */
 		else if (!strcmp(argv[a], "--repeat") && a + 1 < argc)
 			repeat = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--profile"))
@@ -174,7 +178,7 @@ int main(int argc, char **argv)
 	if (argc - a < 5) {
 		fprintf(stderr,
 		        "usage: sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] "
-		        "[--streamk N] [--ksplit N] [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS "
+		        "[--streamk N] [--ksplit N] [--pdl] [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS "
 		        "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
 		return 2;
 	}
@@ -266,8 +270,22 @@ int main(int argc, char **argv)
 			gy = gz = 1;
 		}
 		auto launch = [&]() {
-			CK(cuLaunchKernel(fn, gx, gy, gz, (consumers + 1) * 128, 1, 1, smem, st,
-			                  params, nullptr));
+			CUlaunchAttribute attr;
+			CUlaunchConfig cfg;
+			memset(&attr, 0, sizeof(attr));
+			memset(&cfg, 0, sizeof(cfg));
+			attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+			attr.value.programmaticStreamSerializationAllowed = 1;
+			cfg.gridDimX = gx;
+			cfg.gridDimY = gy;
+			cfg.gridDimZ = gz;
+			cfg.blockDimX = (consumers + 1) * 128;
+			cfg.blockDimY = cfg.blockDimZ = 1;
+			cfg.sharedMemBytes = smem;
+			cfg.hStream = st;
+			cfg.attrs = &attr;
+			cfg.numAttrs = pdl ? 1 : 0;
+			CK(cuLaunchKernelEx(&cfg, fn, params, nullptr));
 		};
 		/* This shape's buffers, after its profile or its checks. */
 		auto release = [&]() {

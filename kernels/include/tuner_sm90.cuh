@@ -91,6 +91,24 @@ TUNER_DEV int tuner_san_tile_ok(unsigned kind, unsigned off, unsigned bytes, uns
 }
 #endif
 
+/* ---------------------------------------------------------------- PDL */
+
+/*
+ * Programmatic dependent launch (a launch with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_
+ * SERIALIZATION): trigger lets the next kernel of the stream be scheduled once every block of
+ * this grid has triggered or exited; wait blocks until the grids this one depends on have
+ * completed and their writes are visible. Both are no-ops in a launch without the attribute.
+ */
+TUNER_DEV void tuner_pdl_trigger(void)
+{
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
+TUNER_DEV void tuner_pdl_wait(void)
+{
+	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+
 /* ---------------------------------------------------------------- TMA */
 
 /*
@@ -107,6 +125,13 @@ TUNER_DEV void tuner_tma_load_3d(unsigned dst, const tuner_tensormap *map, int c
 	    " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
 	    "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
 	    : "memory");
+}
+
+/* Fetch a tensor map's descriptor ahead of its first copy (it lives in kernel parameters). */
+TUNER_DEV void tuner_tma_prefetch(const tuner_tensormap *map)
+{
+	asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
+	             : "memory");
 }
 
 /* 1 when a box of `bytes` may land at `dst` (always 1 outside sanitize builds). */

@@ -3,7 +3,7 @@
  * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
  *
  * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, RESCALE, PERSISTENT, OCCUPANCY,
- * SPLITS, STREAMK, KSPLIT (1 when left out: builds from before it), SHAPE_D (64 or 128),
+ * SPLITS, STREAMK, KSPLIT (1 when left out: builds from before it), PDL (0 when left out), SHAPE_D (64 or 128),
  * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
  * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
  * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
@@ -82,6 +82,15 @@
  * (Batch 2 tried part of the exp2 by an FMA polynomial, EXP_POLY: it lost 4-12% at every
  * D, so the SFU is not the limit; reports/sm90/batch2.md.)
  *
+ * Back-to-back calls (PDL=1, launched with programmatic stream serialization): every thread
+ * triggers the next kernel of the stream at entry, so that its blocks may be scheduled, set
+ * up their barriers and fetch their tensor-map descriptors while this grid's last blocks run;
+ * then every thread waits (griddepcontrol.wait, in hardware: a consumer spinning on a barrier
+ * would take issue slots from a block of the grid before on the same SM) for the grids before
+ * it to complete, so no input is read, and no O written, before what wrote them is done and
+ * visible. PDL=0 (or left out) is the kernel
+ * before it; the instructions are no-ops in a launch without the attribute.
+ *
  * Tensor maps (made by the host, passed as __grid_constant__ parameters): Q, K, V and O as
  * 3-D tensors [D, S, B * H] (innermost first), 128-byte swizzle, boxes of 64 columns (one
  * 128-byte swizzle span) by 64 rows (Q), 64 / SPLITS rows (O) or BLOCK_N rows (K, V). Rows
@@ -108,6 +117,9 @@
 
 #ifndef KSPLIT
 #define KSPLIT 1 /* builds from before the param: no key split */
+#endif
+#ifndef PDL
+#define PDL 0 /* builds from before the param: a plain launch */
 #endif
 
 #if !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || !defined(PINGPONG) ||          \
@@ -701,6 +713,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 #define STAGE(g) ((g) % STAGES)
 #define PHASE(g) (((g) / STAGES) & 1)
 
+	if (PDL)
+		tuner_pdl_trigger();
 	if (threadIdx.x == 0) {
 		tuner_mbar_init(bar_q, 1);
 		tuner_mbar_init(EMPTY_Q, CONSUMERS * 128);
@@ -712,8 +726,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			tuner_mbar_init(EMPTY_V(s), CONSUMERS * 128 / KSPLIT);
 		}
 		tuner_mbar_init_fence();
+		if (PDL) {
+			tuner_tma_prefetch(&Qmap);
+			tuner_tma_prefetch(&Kmap);
+			tuner_tma_prefetch(&Vmap);
+			tuner_tma_prefetch(&Omap);
+		}
 	}
 	__syncthreads();
+	/* PDL: every thread waits here, none spinning on a barrier beside the grid before. */
+	if (PDL)
+		tuner_pdl_wait();
 
 	if (wg == 0) {
 		/* ------------------------------------------------------------ producer */

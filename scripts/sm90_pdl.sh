@@ -1,0 +1,131 @@
+#!/bin/bash
+# On the GPU machine, one device call: flash_fwd_sm90 with programmatic dependent launch (PDL=1:
+# each call triggers the next at entry; the next sets up and fetches its tensor-map descriptors
+# while this one runs, and waits before its first load) against the same builds without it
+# (PDL=0), for the small-shape winners of reports/sm90-h100.md and the large-shape ones. Builds
+# each through NVRTC as tuner does, checks it against the plain reference (small, ragged and
+# D=128 shapes, sanitize builds, 3 calls in a row), times it (CUDA events around graphs of 20
+# launches, BENCH.md), then puts the best PDL=1 build and the best PDL=0 build of each shape next
+# to SDPA flash (FA2) and cuDNN in interleaved rounds (scripts/bench_sm90.py --contest _pdl1).
+#
+#   scripts/sm90_pdl.sh     # $OUT (default build/sm90_pdl) receives pdl.log, pdl.tgz
+#   QUICK=1 scripts/sm90_pdl.sh   # checks only
+#
+# A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY
+# SPLITS KSPLIT (scripts/sm90_ksplit.sh's); each is built with PDL 0 and 1.
+set -u
+cd "$(dirname "$0")/.."
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+DEST=${OUT:-build/sm90_pdl}
+WORK=/tmp/sm90pdl
+rm -rf "$WORK"
+mkdir -p "$WORK/cubin" "$DEST" build
+export PATH="$CUDA/bin:$PATH"
+start=$(date +%s)
+log() { echo "== $*"; }
+
+. scripts/sm90_tools.sh
+
+# Small shapes: one consumer (OCCUPANCY 1 and 2), the key split (BLOCK_N 64 and 128, STAGES 2
+# and 4, OVERLAP 0 and 1), split-KV across a cluster (SPLITS 2, out of the sidecar's space since
+# batch 4: does PDL hide its cluster launch?), the persistent one; large: the D=64 and D=128
+# winners of batches 4 and 6. CONFIGS in the environment replaces the list.
+CONFIGS=${CONFIGS:-"64 128 2 2 0 0 0 0 1 1 2
+64 128 2 4 0 0 0 0 1 1 2
+64 128 2 2 0 1 0 0 1 1 2
+64 64 2 4 0 0 0 0 1 1 2
+64 128 1 2 0 1 1 0 1 1 1
+64 128 1 3 0 1 0 0 2 1 1
+64 128 1 2 0 1 1 0 2 1 1
+64 128 1 2 0 1 0 0 2 2 1
+64 128 1 2 0 1 0 0 1 2 1
+64 128 2 2 0 1 0 0 1 2 1
+64 128 1 2 0 1 1 132 1 1 1
+64 128 3 4 1 1 3 0 1 1 1
+128 160 2 2 1 1 3 132 1 1 1
+128 128 2 2 1 1 3 132 1 1 1"}
+SANITIZE="64 128 2 2 0 0 0 0 1 1 2
+64 128 1 2 0 1 0 0 2 2 1
+128 128 2 2 1 1 3 132 1 1 1"
+
+smem() { # the sidecar's smem_bytes
+	echo $((1024 + (64 * $3 / ${11} * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 +
+		(${11} > 1 ? ($1 / 8 + 1) * 2048 : 0) + 8 * (2 + 4 * $4)))
+}
+name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_ks${11}_pdl${12}${13:-}"; }
+build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT PDL [_san]
+	local n; n=$(name "$@")
+	build/nvrtc_compile -o "$WORK/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
+		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
+		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
+		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DKSPLIT="${11}" \
+		-DPDL="${12}" -DSTREAMK=0 -DSHAPE_D="$1" -DTUNER_SMEM_BYTES="$(smem "$@")" \
+		${13:+-DTUNER_SANITIZE} >"$WORK/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
+}
+export -f build smem name
+export WORK
+
+log "compile (NVRTC)"
+{
+	echo "$CONFIGS" | sed 's/$/ 0/'
+	echo "$CONFIGS" | sed 's/$/ 1/'
+	echo "$SANITIZE" | sed 's/$/ 1 _san/'
+} | xargs -P 8 -L 1 bash -c 'build "$@"' _
+grep -H "Used\|spill stores\|C75" "$WORK"/cubin/*.log | sed 's|.*/||' | sort >"$WORK/ptxas.txt"
+
+CHECK64="1,1,1,64 1,2,100,64 1,2,130,64 2,3,257,64 1,8,512,64 2,8,512,64 2,4,1000,64 1,8,1024,64
+4,8,512,64 3,16,1000,64"
+CHECK128="1,1,1,128 1,2,100,128 2,3,257,128 1,8,512,128 2,4,1000,128"
+TIME64="1,8,512,64 2,8,512,64 1,8,1024,64 4,8,512,64 2,8,2048,64 8,16,2048,64"
+TIME128="1,8,512,128 4,32,2048,128 4,16,4096,128"
+
+run() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT PDL [_san]
+	local n c s a check rc; n=$(name "$@"); c="$WORK/cubin/$n.cubin"
+	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
+	s=$(smem "$@") a="--persistent $8 --splits ${10} --ksplit ${11} --repeat 3"
+	[ "${12}" = 1 ] && a="$a --pdl"
+	check=$([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
+	timeout 60 build/sm90_dev ${13:+--sanitize} $a "$c" "$2" "$3" "$s" $check
+	rc=$?
+	if [ $rc -eq 0 ] && [ $# -lt 13 ] && [ -z "${QUICK:-}" ]; then
+		timeout 90 build/sm90_dev --time $a "$c" "$2" "$3" "$s" \
+			$([ "$1" = 64 ] && echo $TIME64 || echo $TIME128)
+		rc=$?
+	fi
+	[ $rc -eq 0 ] || echo "RC $rc $n$([ $rc -eq 124 ] && echo ' (timed out: a hang)')"
+}
+
+log "check and time"
+{ echo "$CONFIGS" | sed 's/$/ 0/'; echo "$CONFIGS" | sed 's/$/ 1/'; } |
+	while read -r cfg; do run $cfg; done >"$WORK/results.txt" 2>&1
+log "sanitize builds"
+echo "$SANITIZE" | while read -r cfg; do run $cfg 1 _san; done >>"$WORK/results.txt" 2>&1
+if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
+	python3 scripts/bench_sm90.py --results "$WORK/results.txt" --cubins "$WORK/cubin" \
+		--contest _pdl1 --json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
+fi
+
+{
+	echo "sm90_pdl.sh: $(($(date +%s) - start)) s; $(grep -c '^PASS' "$WORK/results.txt") PASS," \
+		"$(grep -c '^FAIL' "$WORK/results.txt") FAIL, $(grep -c '^RC\|^SKIP' "$WORK/results.txt")" \
+		"RC/SKIP"
+	grep -h "BUILD FAILED\|error" "$WORK"/cubin/*.log | head -5
+	grep "spill stores\|C75" "$WORK/ptxas.txt" | grep -v " 0 bytes spill stores\|_san.log" | head -5
+	grep -E "^FAIL|^RC |^SKIP|violations \(" "$WORK/results.txt" | cut -c1-220 | head -20
+	echo
+	echo "median µs per launch (CUDA events, graphs of 20), by config and shape:"
+	grep '^PASS .* median_us' "$WORK/results.txt" | awk '
+		{ n = $2; sub(/.*\//, "", n); sub(/\.cubin$/, "", n); sh = $3; sub(/B,H,S,D=/, "", sh)
+		  for (i = 1; i <= NF; i++) if ($i == "median_us") us[n, sh] = $(i + 1)
+		  if (!(n in seen)) { seen[n] = 1; order[++nn] = n }
+		  if (!(sh in sseen)) { sseen[sh] = 1; shapes[++ns] = sh } }
+		END { printf "%-48s", "config"; for (j = 1; j <= ns; j++) printf " %13s", shapes[j]; print ""
+		      for (i = 1; i <= nn; i++) { printf "%-48s", order[i]
+		          for (j = 1; j <= ns; j++)
+		              printf " %13s", ((order[i], shapes[j]) in us) ? us[order[i], shapes[j]] : "-"
+		          print "" } }'
+	echo
+	[ -f "$WORK/bench.md" ] && cat "$WORK/bench.md"
+} | tee "$WORK/pdl.log"
+cp "$WORK/pdl.log" "$DEST/"
+(cd /tmp && tar czf "$DEST/pdl.tgz" --exclude='*.cubin' sm90pdl)
