@@ -486,6 +486,7 @@ static void add_launches(struct expr_items *it, const struct launch_spec *l, siz
 		}
 		if (!l[i].smem_family)
 			add_item(it, l[i].smem, path, l[i].line, w, 0, "smem of '%s'", l[i].kernel);
+		add_item(it, l[i].pdl, path, l[i].line, w, 0, "pdl of '%s'", l[i].kernel);
 		add_args(it, l[i].args, l[i].nargs, path, w, l[i].kernel);
 	}
 }

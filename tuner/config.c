@@ -1103,7 +1103,7 @@ static int load_layout(struct ysrc *s, const yaml_node_t *n, struct family *fam)
 	return 0;
 }
 
-static const char *const launch_keys[] = {"grid", "block"};
+static const char *const launch_keys[] = {"grid", "block", "pdl"};
 
 static int load_dims3(struct ysrc *s, const yaml_node_t *n, const char *key,
                       const struct family *fam, int names, struct expr **out)
@@ -1134,24 +1134,25 @@ static int load_dims3(struct ysrc *s, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
-/* The single-launch form: 'kernel' and 'launch: {grid, block}', with smem_bytes. */
+/* The single-launch form: 'kernel' and 'launch: {grid, block[, pdl]}', with smem_bytes. */
 static int load_launch(struct ysrc *s, const yaml_node_t *kn, const yaml_node_t *n,
                        struct family *fam)
 {
 	struct launch_spec *l = &fam->launches[0];
-	yaml_node_t *v[2];
+	yaml_node_t *v[ARRAY_SIZE(launch_keys)];
 
 	fam->nlaunches = 1;
 	l->line = (int)n->start_mark.line + 1;
 	l->smem_family = 1;
 	if (get_ident(s, kn, "kernel", &l->kernel) < 0)
 		return -1;
-	if (map_fields(s, n, "launch", launch_keys, 2, v, NULL) < 0 ||
+	if (map_fields(s, n, "launch", launch_keys, ARRAY_SIZE(launch_keys), v, NULL) < 0 ||
 	    need(s, n, "launch", "grid", v[0]) < 0 || need(s, n, "launch", "block", v[1]) < 0)
 		return -1;
-	if (load_dims3(s, v[0], "grid", fam, NAMES_ALL, l->grid) < 0)
+	if (load_dims3(s, v[0], "grid", fam, NAMES_ALL, l->grid) < 0 ||
+	    load_dims3(s, v[1], "block", fam, NAMES_ALL, l->block) < 0)
 		return -1;
-	return load_dims3(s, v[1], "block", fam, NAMES_ALL, l->block);
+	return v[2] ? get_expr_in(s, v[2], "pdl", fam, NAMES_ALL, &l->pdl) : 0;
 }
 
 static int load_options(struct ysrc *s, const yaml_node_t *n, struct family *fam)
@@ -1213,7 +1214,7 @@ static const char *const compare_keys[] = {"rel_l2", "max_abs", "cosine"};
 static const char *const reference_keys[] = {"source", "kernel",  "grid",    "block",   "smem",
                                              "args",   "outputs", "options", "launches"};
 static const char *const launch_entry_keys[] = {"kernel", "grid",    "block", "smem",
-                                                "args",   "cluster", "when"};
+                                                "args",   "cluster", "when",  "pdl"};
 static const char *const tensormap_keys[] = {"buffer", "dims", "strides", "box", "swizzle"};
 
 /* Where a YAML node lives: the family's sidecar or its problem file. */
@@ -1567,7 +1568,7 @@ static int load_args(struct ysrc *s, const yaml_node_t *n, struct family *fam, i
 	return 0;
 }
 
-/* One launch: {kernel, grid, block, smem, args, cluster}; v holds the values of those keys. */
+/* One launch: {kernel, grid, block, smem, args, cluster, when, pdl}; v holds their values. */
 static int load_launch_fields(struct ysrc *s, const yaml_node_t *n, yaml_node_t *const *v,
                               struct family *fam, int names, struct launch_spec *l)
 {
@@ -1597,6 +1598,8 @@ static int load_launch_fields(struct ysrc *s, const yaml_node_t *n, yaml_node_t 
 	if (v[5] && load_dims3(s, v[5], "cluster", fam, names, l->cluster) < 0)
 		return -1;
 	if (v[6] && get_expr_in(s, v[6], "when", fam, names, &l->when) < 0)
+		return -1;
+	if (v[7] && get_expr_in(s, v[7], "pdl", fam, names, &l->pdl) < 0)
 		return -1;
 	return 0;
 }
@@ -1655,7 +1658,7 @@ static int load_reference(struct ysrc *s, const yaml_node_t *n, struct family *f
 		/* kernel grid block smem args, as in a launches entry */
 		for (i = 0; i < 5; i++)
 			lv[i] = v[1 + i];
-		lv[5] = lv[6] = NULL;
+		lv[5] = lv[6] = lv[7] = NULL;
 		r->nlaunches = 1;
 		if (load_launch_fields(s, n, lv, fam, NAMES_DIMS, &r->launches[0]) < 0)
 			return -1;

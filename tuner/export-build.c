@@ -284,6 +284,12 @@ static int write_geometry(struct section *b, struct strbuf *fn, unsigned *used)
 		}
 		sb_addf(fn, "\tc->launch[%zu].smem_optin = c->launch[%zu].smem_bytes > 49152u;\n",
 		        i, i);
+		if (l->pdl) {
+			sb_addf(fn, "\tc->launch[%zu].pdl = (", i);
+			if (expr_to_c(l->pdl, fn, b->p, ident_c, b, used) < 0)
+				return error("launch '%s': pdl", l->kernel);
+			sb_adds(fn, ") != 0;\n");
+		}
 	}
 	sb_adds(fn, "}\n\n");
 	return 0;
@@ -328,9 +334,11 @@ static int write_types(struct section *b)
 	}
 	sb_addf(b->out,
 	        "/*\n"
-	        " * One launch of a call, as cudaLaunchKernel (cuLaunchKernelEx with a cluster)\n"
-	        " * takes it. smem_optin: more than 48 KB of dynamic shared memory, which\n"
-	        " * needs %sSMEM_ATTR(kernel, smem_bytes) once before the launch.\n"
+	        " * One launch of a call, as cudaLaunchKernel (cuLaunchKernelEx with a cluster\n"
+	        " * or pdl) takes it. smem_optin: more than 48 KB of dynamic shared memory, which\n"
+	        " * needs %sSMEM_ATTR(kernel, smem_bytes) once before the launch. pdl: launch with\n"
+	        " * cudaLaunchAttributeProgrammaticStreamSerialization = 1 (the kernel waits for\n"
+	        " * the work before it; tuned and timed that way).\n"
 	        " */\n"
 	        "struct %slaunch {\n"
 	        "\tconst char *kernel;       /* the template's extern \"C\" entry */\n"
@@ -339,6 +347,7 @@ static int write_types(struct section *b)
 	        "\tunsigned int cluster[3];  /* all 0: no cluster */\n"
 	        "\tunsigned int smem_bytes;  /* dynamic shared memory */\n"
 	        "\tint smem_optin;\n"
+	        "\tint pdl;                  /* 1: programmatic dependent launch */\n"
 	        "};\n\n",
 	        b->P, p);
 	sb_addf(b->out,
@@ -378,6 +387,7 @@ static int write_types(struct section *b)
 	        "\t\t}\n"
 	        "\t\tc->launch[i].smem_bytes = 0;\n"
 	        "\t\tc->launch[i].smem_optin = 0;\n"
+	        "\t\tc->launch[i].pdl = 0;\n"
 	        "\t}\n}\n\n",
 	        b->P);
 	sb_add(b->out, fn.buf, fn.len);

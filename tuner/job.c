@@ -212,6 +212,11 @@ static int resolve_call(struct why *w, const struct config *cfg, const struct la
 			call->cluster[d] = (unsigned)v;
 		}
 	}
+	if (l->pdl) {
+		if (eval_in(w, l->pdl, sc, 0, 1, "pdl", shape, &v) < 0)
+			return -1;
+		call->pdl = (unsigned)v;
+	}
 	if (call->cluster[0])
 		for (d = 0; d < 3; d++)
 			if (call->grid[d] % call->cluster[d])

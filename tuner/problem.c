@@ -104,6 +104,7 @@ void launch_spec_release(struct launch_spec *l)
 	}
 	expr_free(l->smem);
 	expr_free(l->when);
+	expr_free(l->pdl);
 	for (i = 0; i < l->nargs; i++)
 		arg_release(&l->args[i]);
 	free(l->args);

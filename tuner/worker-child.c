@@ -462,12 +462,13 @@ static int build_args(const struct worker_shape_job *sh, const struct worker_cal
 
 static int launch(struct child *c, CUfunction fn, const struct worker_call *call, struct argset *a)
 {
-	if (call->cluster[0]) {
-		CUlaunchAttribute attr;
+	if (call->cluster[0] || call->pdl) {
+		CUlaunchAttribute attr[2];
 		CUlaunchConfig cfg;
+		unsigned n = 0;
 
 		memset(&cfg, 0, sizeof(cfg));
-		memset(&attr, 0, sizeof(attr));
+		memset(attr, 0, sizeof(attr));
 		cfg.gridDimX = call->grid[0];
 		cfg.gridDimY = call->grid[1];
 		cfg.gridDimZ = call->grid[2];
@@ -476,12 +477,20 @@ static int launch(struct child *c, CUfunction fn, const struct worker_call *call
 		cfg.blockDimZ = call->block[2];
 		cfg.sharedMemBytes = call->smem;
 		cfg.hStream = c->stream;
-		attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-		attr.value.clusterDim.x = call->cluster[0];
-		attr.value.clusterDim.y = call->cluster[1];
-		attr.value.clusterDim.z = call->cluster[2];
-		cfg.attrs = &attr;
-		cfg.numAttrs = 1;
+		if (call->cluster[0]) {
+			attr[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+			attr[n].value.clusterDim.x = call->cluster[0];
+			attr[n].value.clusterDim.y = call->cluster[1];
+			attr[n].value.clusterDim.z = call->cluster[2];
+			n++;
+		}
+		if (call->pdl) { /* back-to-back calls may overlap (the kernel waits) */
+			attr[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+			attr[n].value.programmaticStreamSerializationAllowed = 1;
+			n++;
+		}
+		cfg.attrs = attr;
+		cfg.numAttrs = n;
 		CU_CHECK(cuda.LaunchKernelEx(&cfg, fn, a->params, NULL));
 		return 0;
 	}

@@ -44,9 +44,9 @@ static void encode_call(struct strbuf *out, size_t i, const char *what, size_t j
 {
 	size_t a;
 
-	sb_addf(out, "shape.%zu.%s.%zu=%s %u %u %u %u %u %u %u %u %u %u %zu", i, what, j, c->kernel,
-	        c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
-	        c->cluster[0], c->cluster[1], c->cluster[2], c->smem, c->nargs);
+	sb_addf(out, "shape.%zu.%s.%zu=%s %u %u %u %u %u %u %u %u %u %u %u %zu", i, what, j,
+	        c->kernel, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
+	        c->cluster[0], c->cluster[1], c->cluster[2], c->smem, c->pdl, c->nargs);
 	for (a = 0; a < c->nargs; a++)
 		sb_addf(out, " %d:%d:%llx", c->args[a].kind, c->args[a].index, c->args[a].bits);
 	sb_add(out, "\n", 1);
@@ -174,12 +174,12 @@ static int decode_tmap(const char *key, char *val, struct worker_tmap *t)
 
 static int decode_call(const char *key, char *val, struct worker_call *c)
 {
-	char *f[12 + WORKER_MAX_ARGS + 1], *end;
+	char *f[13 + WORKER_MAX_ARGS + 1], *end;
 	size_t n = split(val, f, ARRAY_SIZE(f)), a, k;
 	unsigned long long nargs;
 	int r = 0;
 
-	if (n < 12 || n > 12 + WORKER_MAX_ARGS || strlen(f[0]) >= sizeof(c->kernel))
+	if (n < 13 || n > 13 + WORKER_MAX_ARGS || strlen(f[0]) >= sizeof(c->kernel))
 		return error("wire protocol: bad call '%s'", key);
 	strcpy(c->kernel, f[0]);
 	for (k = 0; k < 3; k++) {
@@ -188,24 +188,25 @@ static int decode_call(const char *key, char *val, struct worker_call *c)
 		r |= field_uint(key, f[7 + k], &c->cluster[k]);
 	}
 	r |= field_uint(key, f[10], &c->smem);
-	r |= field_ull(key, f[11], &nargs);
-	if (r || nargs != n - 12)
+	r |= field_uint(key, f[11], &c->pdl);
+	r |= field_ull(key, f[12], &nargs);
+	if (r || nargs != n - 13)
 		return error("wire protocol: bad call '%s'", key);
 	c->nargs = (size_t)nargs;
 	for (a = 0; a < c->nargs; a++) {
 		struct worker_arg *g = &c->args[a];
-		char *s = f[12 + a];
+		char *s = f[13 + a];
 
 		errno = 0;
 		g->kind = (int)strtol(s, &end, 10);
 		if (*end != ':')
-			return error("wire protocol: bad argument '%s' in '%s'", f[12 + a], key);
+			return error("wire protocol: bad argument '%s' in '%s'", f[13 + a], key);
 		g->index = (int)strtol(end + 1, &end, 10);
 		if (*end != ':')
-			return error("wire protocol: bad argument '%s' in '%s'", f[12 + a], key);
+			return error("wire protocol: bad argument '%s' in '%s'", f[13 + a], key);
 		g->bits = strtoull(end + 1, &end, 16);
 		if (*end || errno)
-			return error("wire protocol: bad argument '%s' in '%s'", f[12 + a], key);
+			return error("wire protocol: bad argument '%s' in '%s'", f[13 + a], key);
 	}
 	return 0;
 }

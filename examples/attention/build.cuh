@@ -39,15 +39,15 @@ typedef int (*flash_fwd_sm90_build_fn)(const struct flash_fwd_sm90_config *,
  * One launch l of fn (either family's launch struct) with these kernel params. The dynamic
  * shared memory limit is raised when l needs more than *smem_set, so once per kernel and
  * outside a graph capture when the first call comes before it (cudaFuncSetAttribute is no
- * stream operation). A cluster when l names one; the kernels that declare theirs
- * (__cluster_dims__) launch plainly.
+ * stream operation). A cluster when l names one (the kernels that declare theirs,
+ * __cluster_dims__, launch plainly); programmatic stream serialization when l asks for it.
  */
 template <class Launch>
 static inline int build_launch(const void *fn, const Launch &l, void **params, unsigned *smem_set,
                                cudaStream_t stream)
 {
 	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute attr[1];
+	cudaLaunchAttribute attr[2];
 	cudaError_t e;
 
 	if (l.smem_optin && l.smem_bytes > *smem_set) {
@@ -61,13 +61,18 @@ static inline int build_launch(const void *fn, const Launch &l, void **params, u
 	cfg.blockDim = dim3(l.block[0], l.block[1], l.block[2]);
 	cfg.dynamicSmemBytes = l.smem_bytes;
 	cfg.stream = stream;
+	cfg.attrs = attr;
 	if (l.cluster[0]) {
-		attr[0].id = cudaLaunchAttributeClusterDimension;
-		attr[0].val.clusterDim.x = l.cluster[0];
-		attr[0].val.clusterDim.y = l.cluster[1] ? l.cluster[1] : 1;
-		attr[0].val.clusterDim.z = l.cluster[2] ? l.cluster[2] : 1;
-		cfg.attrs = attr;
-		cfg.numAttrs = 1;
+		attr[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+		attr[cfg.numAttrs].val.clusterDim.x = l.cluster[0];
+		attr[cfg.numAttrs].val.clusterDim.y = l.cluster[1] ? l.cluster[1] : 1;
+		attr[cfg.numAttrs].val.clusterDim.z = l.cluster[2] ? l.cluster[2] : 1;
+		cfg.numAttrs++;
+	}
+	if (l.pdl) {
+		attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+		cfg.numAttrs++;
 	}
 	return (int)cudaLaunchKernelExC(&cfg, fn, params);
 }

@@ -97,6 +97,8 @@ struct launch_spec {
 	int smem_family;
 	struct expr *cluster[3];  /* NULL: no cluster */
 	struct expr *when;        /* NULL: always; else launched only where it is not 0 */
+	struct expr *pdl;         /* NULL: a plain launch; else where it is not 0, with
+	                           * programmatic stream serialization (PDL) */
 	struct problem_arg *args; /* NULL: the problem's args */
 	size_t nargs;
 	int line;

@@ -50,6 +50,7 @@ struct worker_call {
 	char kernel[64];
 	unsigned grid[3], block[3], cluster[3]; /* cluster 0 0 0: none */
 	unsigned smem;                          /* dynamic shared memory; > 48 KB is opted into */
+	unsigned pdl;                           /* 1: programmatic stream serialization */
 	size_t nargs;
 	struct worker_arg args[WORKER_MAX_ARGS];
 };

@@ -151,10 +151,11 @@ int main(void)
 	struct attention_choice c;
 
 $(cat "$TMP/checks.c" "$TMP/near.c")
-	/* sm90's launch: (CONSUMERS + 1) * 128 threads, its kernel */
+	/* sm90's launch: (CONSUMERS + 1) * 128 threads, its kernel, PDL */
 	c = attention_select(4, 16, 4096, 128, 0);
 	CHECK(c.family == 1 && !strcmp(c.flash_fwd_sm90.launch[0].kernel, "flash_fwd_sm90"));
 	CHECK(c.flash_fwd_sm90.launch[0].block[0] == (c.flash_fwd_sm90.consumers + 1) * 128);
+	CHECK(c.flash_fwd_sm90.launch[0].pdl == (c.flash_fwd_sm90.pdl != 0)); /* the sidecar's pdl: PDL */
 	CHECK(c.flash_attn.config == -1); /* the family not chosen is cleared */
 	CHECK(flash_fwd_sm90_valid(1, 8, 512, 64, 1) == 0 && flash_attn_valid(1, 8, 512, 64, 1) == 1);
 	printf("%d failures\n", fails);

@@ -325,6 +325,18 @@ static void counter_once(struct worker_job *job)
 	job->time_it = 1; /* the checks zero it before each run: only timing shows a stale count */
 }
 
+/* Timed back to back with programmatic stream serialization (a sidecar's pdl). */
+static void pdl_on(struct worker_job *job)
+{
+	job->shapes[0].calls[0].pdl = 1;
+	job->time_it = 1; /* the checks launch one call at a time: only timing overlaps calls */
+}
+
+static void pdl_off(struct worker_job *job)
+{
+	job->time_it = 1;
+}
+
 static void test_good_candidate(struct worker *w, const char *test)
 {
 	struct worker_job job;
@@ -731,6 +743,14 @@ int main(int argc, char **argv)
 	expect(w, "zeros-once-left-at-zero", "counter_reset", VARIANT_OK, NULL, counter_once);
 	expect(w, "zeros-once-left-behind", "counter_stale", REJECT_WRONG,
 	       "scratch 'Count' (init: zeros-once) was not left at zero", counter_once);
+	/*
+	 * PDL: a kernel that triggers its dependents at entry and does not wait is caught when
+	 * its calls overlap, which they do only if the launch carries the attribute.
+	 */
+	expect(w, "pdl-no-wait-overlaps", "pdl_nowait", REJECT_WRONG,
+	       "results change from launch to launch", pdl_on);
+	expect(w, "pdl-no-wait-plain-launch", "pdl_nowait", VARIANT_OK, NULL, pdl_off);
+	expect(w, "pdl-wait", "pdl_wait", VARIANT_OK, NULL, pdl_on);
 	test_race(w);
 	expect(w, "misaligned-cp.async", "misalign", REJECT_RUNTIME_FAULT,
 	       "CUDA_ERROR_MISALIGNED_ADDRESS", misalign_geometry);

@@ -225,6 +225,7 @@ static void fill_job(struct worker_job *job)
 	c->block[0] = 128;
 	c->block[1] = c->block[2] = 1;
 	c->cluster[0] = 2;
+	c->pdl = 1;
 	c->smem = 110592;
 	c->nargs = 3;
 	c->args[0].kind = 0;
@@ -322,7 +323,7 @@ static void test_protocol_rejects_garbage(void **state)
 	char badnum[] = "type=job\nrepeats=12x\n";
 	char badshape[] = "type=job\nnshapes=1\nshape.1.name=x\n";
 	char badarg[] = "type=job\nnshapes=1\nshape.0.counts=1 0 1 0\nshape.0.call.0=k 1 1 1 1 1 "
-			"1 0 0 0 0 1 0:3:0\n";
+			"1 0 0 0 0 0 1 0:3:0\n";
 	char notjob[] = "type=result\n";
 	char noeq[] = "type=job\ncubin\n";
 	char badout[] = "type=result\noutcome=splendid\n";
