@@ -93,17 +93,16 @@ for c in "$OUT"/cubin/f8_*.cubin; do
 done | tee "$OUT/sass.txt"
 
 run() { # D BN C ST PP OV [_san]
-	local n c s; n=$(name "$@"); c="$OUT/cubin/$n.cubin"
+	local n c s rc=0; n=$(name "$@"); c="$OUT/cubin/$n.cubin"
 	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
 	s=$(smem "$@")
 	if [ $# -ge 7 ]; then
 		timeout 60 build/sm90_fp8_dev --sanitize "$c" "$2" "$3" "$s" \
-			$([ "$1" = 64 ] && echo "1,2,100,64 2,4,257,64 1,8,512,64" || echo "1,2,130,128 2,4,1000,128")
+			$([ "$1" = 64 ] && echo "1,2,100,64 2,4,257,64 1,8,512,64" || echo "1,2,130,128 2,4,1000,128") || rc=$?
 	else
-		timeout 60 build/sm90_fp8_dev "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
-		timeout 90 build/sm90_fp8_dev --time "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $TIME64 || echo $TIME128)
+		timeout 60 build/sm90_fp8_dev "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128) || rc=$?
+		timeout 90 build/sm90_fp8_dev --time "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $TIME64 || echo $TIME128) || rc=$?
 	fi
-	local rc=$?
 	[ $rc -eq 0 ] || echo "RC $rc $n$([ $rc -eq 124 ] && echo ' (timed out: a hang)')"
 }
 
