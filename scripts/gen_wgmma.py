@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write kernels/include/tuner_wgmma.cuh: one wgmma.mma_async wrapper per N.
+"""Write kernels/include/tuner_wgmma.cuh: one wgmma.mma_async wrapper per N (fp16 and e4m3).
 
 An inline-asm wgmma names every accumulator register (N/2 of them for an m64nN f32 tile), so the
 wrappers are written out per N rather than by hand; the header is committed and this script
@@ -36,11 +36,18 @@ def main():
  * d[] holds the thread's N/2 accumulators: for n8 block j, d[4j], d[4j+1] are row
  * 16 * warp + lane / 4, columns 8j + 2 * (lane % 4) + {0, 1}; d[4j+2], d[4j+3] the row 8 below.
  * The caller issues wgmma.fence before, commit and wait after (see tuner_sm90.cuh).
+ *
+ * tuner_wgmma_e4m3<N>: m64nNk32 with e4m3 inputs and fp32 accumulators (the same d[] layout).
+ * 8-bit inputs have no transpose: A and B are both K-major. ss: A and B from descriptors; rs: A
+ * from registers (four b32 of four e4m3 each, the m16n8k32 A-fragment layout per warp: a[0]
+ * row 16 * warp + lane / 4, k 4 * (lane % 4) + 0..3 (low byte first); a[1] the row 8 below;
+ * a[2], a[3] as a[0], a[1] at k + 16), B from a descriptor.
  */
 #ifndef TUNER_WGMMA_CUH
 #define TUNER_WGMMA_CUH
 
 template <int N> struct tuner_wgmma;
+template <int N> struct tuner_wgmma_e4m3;
 """)
     for n in NS:
         h = n // 2
@@ -60,6 +67,30 @@ template <int N> struct tuner_wgmma;
 		asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%(sd2)d, 0;\\n"
 		             "wgmma.mma_async.sync.aligned.m64n%(n)dk16.f32.f16.f16 {%(regs)s}, "
 		             "{%%%(a0)d, %%%(a1)d, %%%(a2)d, %%%(a3)d}, %%%(db2)d, p, 1, 1, 1;\\n}\\n"
+		             : %(outs)s
+		             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+	}
+};
+""" % dict(n=n, h=h, regs=regs(h), outs=outs(h), da=h, db=h + 1, sd=h + 2, a0=h, a1=h + 1,
+           a2=h + 2, a3=h + 3, db2=h + 4, sd2=h + 5))
+    for n in NS:
+        h = n // 2
+        print("""template <> struct tuner_wgmma_e4m3<%(n)d> {
+	static __device__ __forceinline__ void ss(float (&d)[%(h)d], unsigned long long da,
+	                                          unsigned long long db, int scale_d)
+	{
+		asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%(sd)d, 0;\\n"
+		             "wgmma.mma_async.sync.aligned.m64n%(n)dk32.f32.e4m3.e4m3 {%(regs)s}, "
+		             "%%%(da)d, %%%(db)d, p, 1, 1;\\n}\\n"
+		             : %(outs)s
+		             : "l"(da), "l"(db), "r"(scale_d));
+	}
+	static __device__ __forceinline__ void rs(float (&d)[%(h)d], const unsigned (&a)[4],
+	                                          unsigned long long db, int scale_d)
+	{
+		asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%(sd2)d, 0;\\n"
+		             "wgmma.mma_async.sync.aligned.m64n%(n)dk32.f32.e4m3.e4m3 {%(regs)s}, "
+		             "{%%%(a0)d, %%%(a1)d, %%%(a2)d, %%%(a3)d}, %%%(db2)d, p, 1, 1;\\n}\\n"
 		             : %(outs)s
 		             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 	}

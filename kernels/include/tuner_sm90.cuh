@@ -211,6 +211,18 @@ TUNER_DEV unsigned long long tuner_wgmma_desc_sw128(unsigned addr, unsigned lbo,
 }
 
 /*
+ * The same with the 64-byte swizzle (mode 2): K-major rows of 64 bytes, 8-row atoms of 512
+ * bytes (sbo 512 for packed rows); advancing the start by 32 bytes (one k32 step of 8-bit
+ * inputs) inside a row keeps the atoms where they were.
+ */
+TUNER_DEV unsigned long long tuner_wgmma_desc_sw64(unsigned addr, unsigned lbo, unsigned sbo)
+{
+	return (unsigned long long)((addr & 0x3ffffu) >> 4) |
+	       (unsigned long long)((lbo & 0x3ffffu) >> 4) << 16 |
+	       (unsigned long long)((sbo & 0x3ffffu) >> 4) << 32 | 2ull << 62;
+}
+
+/*
  * 1 when an operand tile of `bytes` whose swizzle atoms start at `base` is inside the
  * allocation and atom-aligned (always 1 outside sanitize builds). Every thread of the
  * warpgroup computes the same answer, so the collective wgmma stays uniform.
