@@ -147,7 +147,6 @@ static unsigned san_violations(CUdeviceptr san, struct tuner_san_log *log)
 	return total;
 }
 
-/* [D, S, B * H] fp16 or bf16, 128-byte swizzle, boxes of 64 columns by `rows` rows. */
 /* One element read back as its 16 bits, as a float. */
 static float host_f(unsigned short bits, int bf16)
 {
@@ -162,6 +161,7 @@ static float host_f(unsigned short bits, int bf16)
 	return __half2float(__half(r));
 }
 
+/* [D, S, B * H] fp16 or bf16, 128-byte swizzle, boxes of 64 columns by `rows` rows. */
 static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows, int bf16)
 {
 	cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)S, (cuuint64_t)BH};
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
 		else if (!profile)
 			attention_ref<<<rg, 128>>>((const __half *)q, (const __half *)k,
 			                           (const __half *)v, ref, S, D, scale);
-		RT(cudaMemset(o, 0xff, n * 2)); /* 0xffff: a NaN half */
+		RT(cudaMemset(o, 0xff, n * 2)); /* 0xffff: a NaN half (and bf16) */
 		RT(cudaDeviceSynchronize());
 
 		CUtensorMap maps[4];
