@@ -21,13 +21,20 @@ lower clock because it draws more power. The tensor maps are made here through t
 
   python3 scripts/bench_sm90.py --results build/sm90_dev/results.txt \
       --cubins build/sm90_dev/cubin [--rounds 9] [--samples 20] [--sustain 0.6] [--json out.json]
-      [--contest _ks2] [--every] [--shapes 4,16,4096,128 ...]
+      [--contest _ks2] [--every] [--shapes 4,16,4096,128 ...] [--dtype f16|bf16]
 
 --contest S: the two of ours per shape are the fastest whose name contains S and the fastest
 whose name does not (a new variant against the best of the rest), not the two fastest.
 --every puts every configuration that passed at a shape in the rounds (not only the two fastest)
 and prints each one's time and ratios, and for each STREAMK=1 build (name ..._sk1) the time of
 its STREAMK=0 twin (..._sk0) over its own, per round; --shapes limits the shapes.
+
+--dtype bf16: SDPA runs on bf16 inputs (the same N(0, 1) draws as the fp16 ones, rounded to
+bf16), and "ours" in the table are the bf16 builds (SM90_BF16, name ..._bf16: bf16 tensor
+maps); with --every the fp16 builds that passed are in the same rounds, and each bf16 build's
+fp16 twin (the name without _bf16) gives the time of the twin over its own, per round. Each of
+ours is checked against SDPA's math backend over its own type's inputs (rel_l2 < 1e-2 for
+fp16, 2e-2 for bf16).
 
 Needs torch (the GPU machine has it). Prints a Markdown table.
 """
@@ -46,7 +53,7 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 cu = ctypes.CDLL("libcuda.so.1")
-F16, SWIZZLE_128B, L2_256B = 6, 3, 3  # CUtensorMapDataType, CUtensorMapSwizzle, ...L2promotion
+F16, BF16, SWIZZLE_128B, L2_256B = 6, 9, 3, 3  # CUtensorMapDataType, ...Swizzle, ...L2promotion
 MAX_DYN_SMEM = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 
@@ -135,7 +142,7 @@ class Nvml:
 
 
 class TensorMap:
-    """A CUtensorMap (128 bytes, 64-byte aligned) over a [B, H, S, D] fp16 tensor."""
+    """A CUtensorMap (128 bytes, 64-byte aligned) over a [B, H, S, D] fp16 or bf16 tensor."""
 
     def __init__(self, t, rows):
         b, h, s, d = t.shape
@@ -145,7 +152,8 @@ class TensorMap:
         strides = (ctypes.c_uint64 * 2)(d * 2, s * d * 2)
         box = (ctypes.c_uint32 * 3)(64, rows, 1)
         estr = (ctypes.c_uint32 * 3)(1, 1, 1)
-        ck(cu.cuTensorMapEncodeTiled(ctypes.c_void_p(self.addr), F16, 3,
+        dtype = BF16 if t.dtype == torch.bfloat16 else F16
+        ck(cu.cuTensorMapEncodeTiled(ctypes.c_void_p(self.addr), dtype, 3,
                                      ctypes.c_void_p(t.data_ptr()), dims, strides, box, estr,
                                      0, SWIZZLE_128B, L2_256B, 0), "cuTensorMapEncodeTiled")
 
@@ -268,7 +276,8 @@ def fastest(results, n=2, contest=None):
 
 def load(cubins, name):
     """The kernel of a configuration name (d64_bn128_c3_s4_pp1_ov1_r2_pe132_o1_sp2, with _sk1
-    where STREAMK is 1, _ks2 where KSPLIT is 2 and _pdl1 where PDL is 1)."""
+    where STREAMK is 1, _ks2 where KSPLIT is 2, _pdl1 where PDL is 1 and _bf16 for an SM90_BF16
+    build)."""
     # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS, STREAMK, KSPLIT: what the launch depends on.
     f = dict(re.findall(r"([a-z]+)(\d+)", name))
     d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
@@ -277,6 +286,11 @@ def load(cubins, name):
         (ks > 1) * (d // 8 + 1) * 2048 + 8 * (2 + 4 * st)
     return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)),
                   int(f.get("sk", 0)), ks, int(f.get("pdl", 0)))
+
+
+def is_bf16(name):
+    """Whether a configuration name is an SM90_BF16 build's (..._bf16)."""
+    return name.endswith("_bf16")
 
 
 def interval(xs):
@@ -318,6 +332,8 @@ def main():
     ap.add_argument("--every", action="store_true",
                     help="time every passing configuration of a shape, not the two fastest")
     ap.add_argument("--shapes", nargs="*", help="only these shapes (B,H,S,D)")
+    ap.add_argument("--dtype", choices=("f16", "bf16"), default="f16",
+                    help="SDPA's inputs and the table's builds of ours (bf16: name ..._bf16)")
     args = ap.parse_args()
     only = {tuple(int(x) for x in sh.split(",")) for sh in args.shapes or []}
 
@@ -329,26 +345,35 @@ def main():
         if only and shape not in only:
             continue
         g = torch.Generator(device="cuda").manual_seed(1)
-        q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float16)
-                   for _ in range(3))
+        x32 = [torch.randn(shape, generator=g, device="cuda") for _ in range(3)]
+        # Inputs and a reference per type (the reference over that type's rounded inputs).
+        inputs = {dt: [x.to(dt) for x in x32] for dt in (torch.float16, torch.bfloat16)}
+        del x32
+        sdpa_dt = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+        q, k, v = inputs[sdpa_dt]
         scale = 1.0 / math.sqrt(shape[3])
-        with sdpa_kernel(SDPBackend.MATH):
-            ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(),
-                                                                   v.float(), scale=scale)
+        refs = {}
+        for dt, (qq, kk, vv) in inputs.items():
+            if any((dt == torch.bfloat16) == is_bf16(n) for _, n in best):
+                with sdpa_kernel(SDPBackend.MATH):
+                    refs[dt] = torch.nn.functional.scaled_dot_product_attention(
+                        qq.float(), kk.float(), vv.float(), scale=scale)
         # keep: our kernels and outputs, which the graphs use, alive until the shape is done.
         graphs, keep, row = {}, [], {"shape": shape, "rel_l2": {}}
         for _, name in best:
-            o = torch.full(shape, float("nan"), device="cuda", dtype=torch.float16)
+            dt = torch.bfloat16 if is_bf16(name) else torch.float16
+            o = torch.full(shape, float("nan"), device="cuda", dtype=dt)
             kern = load(args.cubins, name)
-            kern.bind(q, k, v, o)
+            kern.bind(*inputs[dt], o)
             kern.launch(torch.cuda.current_stream())
             torch.cuda.synchronize()
+            ref = refs[dt]
             rel = float((o.float() - ref).norm() / ref.norm())
             row["rel_l2"][name] = rel
-            if rel < 1e-2:
+            if rel < (2e-2 if is_bf16(name) else 1e-2):
                 graphs[name] = Graph(kern.launch)
                 keep.append((kern, o))
-        del ref
+        del ref, refs
         for backend, key in ((SDPBackend.FLASH_ATTENTION, "flash"),
                              (SDPBackend.CUDNN_ATTENTION, "cudnn")):
             def launch(_st, backend=backend):
@@ -373,15 +398,17 @@ def main():
         row["clocks"] = nvml.take() if nvml.ok else {}
         ours = [n for n in graphs if n not in ("flash", "cudnn")]
         row["times"] = times
-        if ours:
-            top = min(ours, key=lambda n: statistics.median(times[n]))
+        # The table's "ours": the builds of SDPA's type (the others are twins in the rounds).
+        mine = [n for n in ours if is_bf16(n) == (args.dtype == "bf16")]
+        if mine:
+            top = min(mine, key=lambda n: statistics.median(times[n]))
             row["config"], row["us"] = top, statistics.median(times[top])
             for key in ("flash", "cudnn"):
                 if key in times:
                     row[key] = statistics.median(times[key])
                     row["vs_" + key] = [a / b for a, b in zip(times[key], times[top])]
-            if len(ours) > 1:
-                other = [n for n in ours if n != top][0]
+            if len(mine) > 1:
+                other = [n for n in mine if n != top][0]
                 row["runner_up"] = other
                 row["vs_runner_up"] = [a / b for a, b in zip(times[other], times[top])]
             # Sustained: ours, then cuDNN, alone for args.sustain s each; the last half counts.
@@ -404,6 +431,8 @@ def main():
                                 for n in ours if "cudnn" in times}
         row["vs_sk0"] = {n: [a / b for a, b in zip(times[n.replace("_sk1", "_sk0")], times[n])]
                          for n in ours if n.endswith("_sk1") and n.replace("_sk1", "_sk0") in times}
+        row["vs_f16"] = {n: [a / b for a, b in zip(times[n.replace("_bf16", "")], times[n])]
+                         for n in ours if is_bf16(n) and n.replace("_bf16", "") in times}
         flops = 4.0 * shape[0] * shape[1] * shape[2] * shape[2] * shape[3]
         row["tflops"] = flops / (row["us"] * 1e-6) / 1e12 if row.get("us") else None
         rows.append(row)
@@ -411,10 +440,11 @@ def main():
     def f(x):
         return "%.2f" % x if x else "-"
 
-    print("GPU: %s; BENCH.md method (graphs of 20 calls), %d interleaved rounds of %d samples"
+    print("GPU: %s; %s; BENCH.md method (graphs of 20 calls), %d interleaved rounds of %d samples"
           " (each sample: every contender once, rotating order); ratios: median over the rounds"
           " [~95%% interval of the median, order statistics]; clocks: NVML %s" %
-          (torch.cuda.get_device_name(0), args.rounds, args.samples,
+          (torch.cuda.get_device_name(0), "bf16" if args.dtype == "bf16" else "fp16",
+           args.rounds, args.samples,
            "mean SM clock and instantaneous power while each ran" if nvml.ok else "not there"))
     print()
     print("| shape (B,H,S,D) | config | ours µs | TFLOP/s | SDPA flash µs | SDPA cuDNN µs |"
@@ -449,18 +479,20 @@ def main():
     if args.every:
         print()
         print("Every configuration of ours in the rounds: median µs, TFLOP/s, cuDNN's time over its"
-              " own, and for a STREAMK=1 build its STREAMK=0 twin's time over its own (> 1: stream-K"
-              " faster), each the median over the rounds [~95% interval]; mean SM clock")
+              " own, for a STREAMK=1 build its STREAMK=0 twin's time over its own (> 1: stream-K"
+              " faster), for a bf16 build its fp16 twin's time over its own (> 1: bf16 faster),"
+              " each the median over the rounds [~95% interval]; mean SM clock")
         print()
-        print("| shape (B,H,S,D) | config | µs | TFLOP/s | vs cuDNN | sk0 / sk1 | clock |")
-        print("|---|---|---|---|---|---|---|")
+        print("| shape (B,H,S,D) | config | µs | TFLOP/s | vs cuDNN | sk0 / sk1 | f16 / bf16 |"
+              " clock |")
+        print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             flops = 4.0 * r["shape"][0] * r["shape"][1] * r["shape"][2] ** 2 * r["shape"][3]
             for n, us in sorted(r.get("ours", {}).items()):
-                print("| %s | %s | %.2f | %.1f | %s | %s | %s |" % (
+                print("| %s | %s | %.2f | %.1f | %s | %s | %s | %s |" % (
                     "(%d,%d,%d,%d)" % r["shape"], n, us, flops / (us * 1e-6) / 1e12,
                     spread(r["vs_cudnn_each"].get(n)), spread(r["vs_sk0"].get(n)),
-                    clocks(r.get("clocks", {}).get(n))))
+                    spread(r["vs_f16"].get(n)), clocks(r.get("clocks", {}).get(n))))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

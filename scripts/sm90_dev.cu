@@ -8,7 +8,7 @@
  *   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu -lcuda \
  *        -o sm90_dev
  *   sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] [--streamk N] [--ksplit N]
- *            [--pdl] [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]
+ *            [--pdl] [--repeat N] [--profile] [--bf16] CUBIN BLOCK_N CONSUMERS SMEM_BYTES B,H,S,D ...
  *
  * One line per shape: PASS or FAIL, rel_l2 and max_abs against the reference (fp16 inputs drawn
  * from N(0, 1), output poisoned with NaN before the run), and with --time the median µs and
@@ -26,8 +26,12 @@
  * in a row, the output poisoned before each, and compares each result with the reference on
  * the GPU ("repeat N max_abs X nonfinite Y": a stale counter or slot shows as wrong output in a
  * later call; the line fails beyond max_abs 2e-2 or on any non-finite element).
+ * --bf16: a build with SM90_BF16 (kernels/problems/attention_tma_bf16.yaml): bf16 tensors and
+ * maps (CU_TENSOR_MAP_DATA_TYPE_BFLOAT16), the inputs the same N(0, 1) draws rounded to bf16, and
+ * that problem's tolerances (rel_l2 2e-2, max_abs 6.25e-2, also for --repeat).
  */
 #include <cuda.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -61,8 +65,14 @@ static void check_rt(cudaError_t r, const char *what, int line)
 	}
 }
 
-/* N(0, 1) halves from a hash of (seed, index), Box-Muller. */
-__global__ void fill_normal(__half *x, size_t n, unsigned seed)
+/* An element of the tensors (__half or __nv_bfloat16) and back, on the device and the host. */
+__host__ __device__ static inline float to_f(__half x) { return __half2float(x); }
+__host__ __device__ static inline float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ static inline void from_f(float f, __half *x) { *x = __float2half(f); }
+__device__ static inline void from_f(float f, __nv_bfloat16 *x) { *x = __float2bfloat16(f); }
+
+/* N(0, 1) elements from a hash of (seed, index), Box-Muller. */
+template <typename T> __global__ void fill_normal(T *x, size_t n, unsigned seed)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 	if (i >= n)
@@ -74,51 +84,53 @@ __global__ void fill_normal(__half *x, size_t n, unsigned seed)
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	float u1 = ((h & 0xffffffu) + 1) / 16777217.0f, u2 = ((h >> 24) & 0xffffffu) / 16777216.0f;
-	x[i] = __float2half(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+	from_f(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2), x + i);
 }
 
 /* The reference: one thread per query row, two passes over the keys, fp32 (attention_ref.cu). */
-__global__ void attention_ref(const __half *Q, const __half *K, const __half *V, float *O, int S,
-                              int D, float scale)
+template <typename T>
+__global__ void attention_ref(const T *Q, const T *K, const T *V, float *O, int S, int D,
+                              float scale)
 {
 	int row = blockIdx.x * blockDim.x + threadIdx.x;
 	if (row >= S)
 		return;
 	size_t head = (size_t)blockIdx.y * S * D;
-	const __half *q = Q + head + (size_t)row * D;
+	const T *q = Q + head + (size_t)row * D;
 	float mx = -INFINITY, sum = 0.0f, acc[128];
 
 	for (int key = 0; key < S; key++) {
-		const __half *k = K + head + (size_t)key * D;
+		const T *k = K + head + (size_t)key * D;
 		float dot = 0.0f;
 		for (int d = 0; d < D; d++)
-			dot += __half2float(q[d]) * __half2float(k[d]);
+			dot += to_f(q[d]) * to_f(k[d]);
 		mx = fmaxf(mx, dot * scale);
 	}
 	for (int d = 0; d < D; d++)
 		acc[d] = 0.0f;
 	for (int key = 0; key < S; key++) {
-		const __half *k = K + head + (size_t)key * D, *v = V + head + (size_t)key * D;
+		const T *k = K + head + (size_t)key * D, *v = V + head + (size_t)key * D;
 		float dot = 0.0f;
 		for (int d = 0; d < D; d++)
-			dot += __half2float(q[d]) * __half2float(k[d]);
+			dot += to_f(q[d]) * to_f(k[d]);
 		float p = expf(dot * scale - mx);
 		sum += p;
 		for (int d = 0; d < D; d++)
-			acc[d] += p * __half2float(v[d]);
+			acc[d] += p * to_f(v[d]);
 	}
 	for (int d = 0; d < D; d++)
 		O[head + (size_t)row * D + d] = acc[d] / sum;
 }
 
 /* The largest |o - ref| (as the bits of a non-negative float) and the non-finite count. */
-__global__ void compare(const __half *o, const float *ref, size_t n, unsigned *max_bits,
+template <typename T>
+__global__ void compare(const T *o, const float *ref, size_t n, unsigned *max_bits,
                         unsigned long long *nonfinite)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 	if (i >= n)
 		return;
-	float x = __half2float(o[i]);
+	float x = to_f(o[i]);
 	if (!isfinite(x)) {
 		atomicAdd(nonfinite, 1ull);
 		return;
@@ -126,7 +138,6 @@ __global__ void compare(const __half *o, const float *ref, size_t n, unsigned *m
 	atomicMax(max_bits, __float_as_uint(fabsf(x - ref[i])));
 }
 
-/* [D, S, B * H] fp16, 128-byte swizzle, boxes of 64 columns by `rows` rows. */
 /* A sanitize build's log read back into *log: its violations of every kind. */
 static unsigned san_violations(CUdeviceptr san, struct tuner_san_log *log)
 {
@@ -138,13 +149,31 @@ static unsigned san_violations(CUdeviceptr san, struct tuner_san_log *log)
 	return total;
 }
 
-static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
+/* One element read back as its 16 bits, as a float. */
+static float host_f(unsigned short bits, int bf16)
+{
+	if (bf16) {
+		unsigned u = (unsigned)bits << 16;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	__half_raw r;
+	r.x = bits;
+	return __half2float(__half(r));
+}
+
+/* [D, S, B * H] fp16 or bf16, 128-byte swizzle, boxes of 64 columns by `rows` rows. */
+static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows, int bf16)
 {
 	cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)S, (cuuint64_t)BH};
 	cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)S * D * 2};
 	cuuint32_t box[3] = {64, (cuuint32_t)rows, 1}, estr[3] = {1, 1, 1};
 
-	CK(cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, p, dims, strides, box,
+	CK(cuTensorMapEncodeTiled(m,
+	                          bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+	                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+	                          3, p, dims, strides, box,
 	                          estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
 	                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 	                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
@@ -153,7 +182,7 @@ static void make_map(CUtensorMap *m, void *p, int D, int S, int BH, int rows)
 int main(int argc, char **argv)
 {
 	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0, splits = 1, profile = 0;
-	int streamk = 0, repeat = 1, ksplit = 1, pdl = 0;
+	int streamk = 0, repeat = 1, ksplit = 1, pdl = 0, bf16 = 0;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--time"))
@@ -174,16 +203,20 @@ int main(int argc, char **argv)
 			repeat = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--profile"))
 			profile = 1;
+		else if (!strcmp(argv[a], "--bf16"))
+			bf16 = 1; /* an SM90_BF16 build: bf16 tensors and maps */
 	}
 	if (argc - a < 5) {
 		fprintf(stderr,
 		        "usage: sm90_dev [--time] [--sanitize] [--persistent N] [--splits N] "
-		        "[--streamk N] [--ksplit N] [--pdl] [--repeat N] [--profile] CUBIN BLOCK_N CONSUMERS "
-		        "SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
+		        "[--streamk N] [--ksplit N] [--pdl] [--repeat N] [--profile] [--bf16] CUBIN BLOCK_N "
+		        "CONSUMERS SMEM_BYTES B,H,S,D [B,H,S,D ...]\n");
 		return 2;
 	}
 	const char *cubin = argv[a];
 	int block_n = atoi(argv[a + 1]), consumers = atoi(argv[a + 2]), smem = atoi(argv[a + 3]);
+	/* The problem's tolerances: attention_tma.yaml, or attention_tma_bf16.yaml. */
+	const double tol_rel = bf16 ? 2e-2 : 1e-2, tol_abs = bf16 ? 6.25e-2 : 2e-2;
 
 	RT(cudaSetDevice(0));
 	RT(cudaFree(0)); /* the primary context, shared with the driver calls */
@@ -227,7 +260,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		size_t n = (size_t)B * H * S * D;
-		__half *q, *k, *v, *o;
+		void *q, *k, *v, *o; /* __half, or __nv_bfloat16 with --bf16 */
 		float *ref;
 		RT(cudaMalloc(&q, n * 2));
 		RT(cudaMalloc(&k, n * 2));
@@ -235,21 +268,29 @@ int main(int argc, char **argv)
 		RT(cudaMalloc(&o, n * 2));
 		RT(cudaMalloc(&ref, n * 4));
 		unsigned g = (unsigned)((n + 255) / 256);
-		fill_normal<<<g, 256>>>(q, n, 1);
-		fill_normal<<<g, 256>>>(k, n, 2);
-		fill_normal<<<g, 256>>>(v, n, 3);
+		void *in[3] = {q, k, v};
+		for (int t = 0; t < 3; t++)
+			if (bf16)
+				fill_normal<<<g, 256>>>((__nv_bfloat16 *)in[t], n, t + 1);
+			else
+				fill_normal<<<g, 256>>>((__half *)in[t], n, t + 1);
 		float scale = 1.0f / sqrtf((float)D);
-		if (!profile) /* a profile needs no reference (slow at large shapes) */
-			attention_ref<<<dim3((S + 127) / 128, B * H), 128>>>(q, k, v, ref, S, D,
-			                                                      scale);
-		RT(cudaMemset(o, 0xff, n * 2)); /* 0xffff: a NaN half */
+		dim3 rg((S + 127) / 128, B * H);
+		/* A profile needs no reference (slow at large shapes). */
+		if (!profile && bf16)
+			attention_ref<<<rg, 128>>>((const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k,
+			                           (const __nv_bfloat16 *)v, ref, S, D, scale);
+		else if (!profile)
+			attention_ref<<<rg, 128>>>((const __half *)q, (const __half *)k,
+			                           (const __half *)v, ref, S, D, scale);
+		RT(cudaMemset(o, 0xff, n * 2)); /* 0xffff: a NaN half (and bf16) */
 		RT(cudaDeviceSynchronize());
 
 		CUtensorMap maps[4];
-		make_map(&maps[0], q, D, S, B * H, 64);
-		make_map(&maps[1], k, D, S, B * H, block_n);
-		make_map(&maps[2], v, D, S, B * H, block_n);
-		make_map(&maps[3], o, D, S, B * H, 64 / splits);
+		make_map(&maps[0], q, D, S, B * H, 64, bf16);
+		make_map(&maps[1], k, D, S, B * H, block_n, bf16);
+		make_map(&maps[2], v, D, S, B * H, block_n, bf16);
+		make_map(&maps[3], o, D, S, B * H, 64 / splits, bf16);
 		/* The problem's stream-K scratch (one element each without STREAMK). */
 		size_t sk_rows = streamk ? 2 * (size_t)persistent * 64 * consumers : 1;
 		float *sk_part, *sk_lse;
@@ -307,14 +348,14 @@ int main(int argc, char **argv)
 		launch();
 		RT(cudaStreamSynchronize(st));
 
-		std::vector<__half> ho(n);
+		std::vector<unsigned short> ho(n);
 		std::vector<float> hr(n);
 		RT(cudaMemcpy(ho.data(), o, n * 2, cudaMemcpyDeviceToHost));
 		RT(cudaMemcpy(hr.data(), ref, n * 4, cudaMemcpyDeviceToHost));
 		double err2 = 0, ref2 = 0, max_abs = 0;
 		size_t bad = 0;
 		for (size_t j = 0; j < n; j++) {
-			double x = __half2float(ho[j]), e = x - hr[j];
+			double x = host_f(ho[j], bf16), e = x - hr[j];
 			if (!std::isfinite(x)) {
 				bad++;
 				continue;
@@ -328,15 +369,15 @@ int main(int argc, char **argv)
 		char where[256] = "";
 		int nw = 0;
 		for (size_t j = 0, shown = 0; j < n && shown < 3; j++) {
-			double x = __half2float(ho[j]);
-			if (std::isfinite(x) && std::fabs(x - hr[j]) < 2e-2)
+			double x = host_f(ho[j], bf16);
+			if (std::isfinite(x) && std::fabs(x - hr[j]) < tol_abs)
 				continue;
 			nw += snprintf(where + nw, sizeof(where) - nw,
 			               " [bh %zu row %zu col %zu: %g not %g]", j / ((size_t)S * D),
 			               j / D % S, j % D, x, hr[j]);
 			shown++;
 		}
-		int ok = bad == 0 && rel < 1e-2 && max_abs < 2e-2;
+		int ok = bad == 0 && rel < tol_rel && max_abs < tol_abs;
 		char san_msg[128] = "";
 		if (sanitize) {
 			struct tuner_san_log log;
@@ -365,8 +406,12 @@ int main(int argc, char **argv)
 			for (int r = 1; r < repeat; r++) {
 				RT(cudaMemsetAsync(o, 0xff, n * 2, st));
 				launch();
-				compare<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(
-				    o, ref, n, max_bits, nonfinite);
+				if (bf16)
+					compare<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(
+					    (const __nv_bfloat16 *)o, ref, n, max_bits, nonfinite);
+				else
+					compare<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(
+					    (const __half *)o, ref, n, max_bits, nonfinite);
 			}
 			RT(cudaStreamSynchronize(st));
 			RT(cudaMemcpy(&h_bits, max_bits, 4, cudaMemcpyDeviceToHost));
@@ -375,7 +420,7 @@ int main(int argc, char **argv)
 			memcpy(&rep_max, &h_bits, 4);
 			snprintf(rep_msg, sizeof(rep_msg), " repeat %d max_abs %.3g nonfinite %llu",
 			         repeat, rep_max, h_nonfinite);
-			ok &= h_nonfinite == 0 && rep_max < 2e-2;
+			ok &= h_nonfinite == 0 && rep_max < tol_abs;
 			RT(cudaFree(max_bits));
 			RT(cudaFree(nonfinite));
 			if (sanitize) {

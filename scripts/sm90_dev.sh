@@ -10,6 +10,7 @@
 #   scripts/sm90_dev.sh            # results under $OUT (default build/sm90_dev)
 #   QUICK=1 scripts/sm90_dev.sh    # correctness only, no timing, no profile
 #   NCU=0 scripts/sm90_dev.sh      # no profile
+#   BF16=1 scripts/sm90_dev.sh     # bf16 builds (SM90_BF16, names ..._bf16), inputs, SDPA
 #   MORE_CONFIGS="64 128 1 3 0 1 2 0 2
 #   128 128 2 3 1 1" scripts/sm90_dev.sh   # also these (e.g. a tuner sweep's per-shape winners)
 #
@@ -61,7 +62,7 @@ full() {
 }
 # The sidecar's smem_bytes.
 smem() { echo $((1024 + (64 * $3 * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 + 8 * (2 + 4 * $4))); }
-name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}${11:-}"; }
+name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}${11:-}${BF16:+_bf16}"; }
 
 build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS [san]
 	local n; n=$(name "$@")
@@ -69,12 +70,13 @@ build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS [san]
 		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
 		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
 		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DSTREAMK=0 -DSHAPE_D="$1" \
-		-DTUNER_SMEM_BYTES="$(smem "$@")" ${11:+-DTUNER_SANITIZE} >"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
+		-DTUNER_SMEM_BYTES="$(smem "$@")" ${11:+-DTUNER_SANITIZE} ${BF16:+-DSM90_BF16=1} \
+		>"$OUT/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
 }
 export -f build smem name
 CONFIGS=$(echo "$CONFIGS" | full)
 SANITIZE=$(echo "$SANITIZE" | full)
-export OUT
+export OUT BF16
 
 log "compile (NVRTC)"
 {
@@ -87,6 +89,7 @@ log "SASS: instruction counts (HGMMA wgmma, UTMALDG/UTMASTG TMA, SYNCS mbarrier,
 for c in d64_bn128_c3_s4_pp1_ov1_r0_pe0_o1_sp1 d64_bn128_c1_s2_pp0_ov1_r0_pe0_o2_sp1 \
 	d64_bn128_c1_s2_pp0_ov1_r0_pe0_o2_sp2 d64_bn128_c1_s2_pp0_ov1_r0_pe0_o2_sp4 \
 	d128_bn128_c2_s2_pp1_ov1_r3_pe0_o1_sp1 d128_bn128_c2_s2_pp1_ov1_r3_pe132_o1_sp1; do
+	c=$c${BF16:+_bf16}
 	cuobjdump -sass "$OUT/cubin/$c.cubin" >"$OUT/cubin/$c.sass" 2>&1
 	printf '%s:' "$c"
 	for op in HGMMA UTMALDG UTMASTG SYNCS MUFU.EX2 FMUL FFMA FMNMX SHFL F2FP VOTE BAR \
@@ -106,7 +109,7 @@ TIME128="4,16,4096,128 4,32,2048,128"
 run() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS [san]
 	local n c s pe; n=$(name "$@"); c="$OUT/cubin/$n.cubin"
 	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
-	s=$(smem "$@") pe="--persistent $8 --splits ${10}"
+	s=$(smem "$@") pe="--persistent $8 --splits ${10}${BF16:+ --bf16}"
 	if [ $# -ge 11 ]; then
 		timeout 120 build/sm90_dev --sanitize $pe "$c" "$2" "$3" "$s" $([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128) 1,16,2048,"$1"
 	elif [ -n "${QUICK:-}" ]; then
@@ -129,8 +132,8 @@ build/nvrtc_compile -o "$OUT/cubin/plant.cubin" kernels/templates/flash_fwd_sm90
 	-DSTAGES=2 -DPINGPONG=1 -DOVERLAP=1 -DRESCALE=0 -DPERSISTENT=0 -DOCCUPANCY=1 -DSPLITS=1 -DSTREAMK=0 \
 	-DSHAPE_D=128 \
 	-DTUNER_SMEM_BYTES="$(smem 128 128 2 2 1 1 0 0 1)" \
-	-DTUNER_SANITIZE -DTUNER_PLANT_MISALIGN >"$OUT/cubin/plant.log" 2>&1
-if timeout 60 build/sm90_dev --sanitize "$OUT/cubin/plant.cubin" 128 2 "$(smem 128 128 2 2 1 1 0 0 1)" \
+	-DTUNER_SANITIZE -DTUNER_PLANT_MISALIGN ${BF16:+-DSM90_BF16=1} >"$OUT/cubin/plant.log" 2>&1
+if timeout 60 build/sm90_dev --sanitize ${BF16:+--bf16} "$OUT/cubin/plant.cubin" 128 2 "$(smem 128 128 2 2 1 1 0 0 1)" \
 	1,2,300,128 | tee -a "$OUT/results.txt" | grep -q "FAIL.*sanitize [1-9]"; then
 	echo "PLANT caught"
 else
@@ -150,7 +153,7 @@ if [ -z "${QUICK:-}" ] && [ "${NCU:-1}" != 0 ] && command -v ncu >/dev/null; the
 			--section WarpStateStats --section SchedulerStats --section InstructionStats \
 			--section Occupancy --section LaunchStats --section SourceCounters \
 			--section MemoryWorkloadAnalysis --kernel-name flash_fwd_sm90 --launch-skip 3 \
-			--launch-count 1 -f -o "$OUT/ncu/$tag" build/sm90_dev --profile --persistent "$pe" \
+			--launch-count 1 -f -o "$OUT/ncu/$tag" build/sm90_dev --profile ${BF16:+--bf16} --persistent "$pe" \
 			--splits "$sp" "$OUT/cubin/$n.cubin" "$bn" "$c" "$(smem "$d" "$bn" "$c" "$st" \
 			"$pp" "$ov" "$r" "$pe" "$o" "$sp")" "$shape" >"$OUT/ncu/$tag.log" 2>&1 ||
 			{ echo "ncu failed for $n (see ncu/$tag.log)"; continue; }
@@ -169,5 +172,5 @@ fi
 if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 	log "side by side with SDPA (interleaved rounds)"
 	python3 scripts/bench_sm90.py --results "$OUT/results.txt" --cubins "$OUT/cubin" \
-		--json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.md"
+		${BF16:+--dtype bf16} --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.md"
 fi

@@ -1,10 +1,14 @@
 /*
- * FlashAttention-3-style forward pass for Hopper (sm_90a): fp16 in and out, fp32
- * accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp specialisation.
+ * FlashAttention-3-style forward pass for Hopper (sm_90a): fp16 (or bf16 with SM90_BF16) in
+ * and out, fp32 accumulation, non-causal, [B, H, S, D] contiguous; TMA loads, wgmma, warp
+ * specialisation.
  *
  * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, RESCALE, PERSISTENT, OCCUPANCY,
- * SPLITS, STREAMK, KSPLIT (1 when left out: builds from before it), PDL (0 when left out), SHAPE_D (64 or 128),
- * TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally TUNER_SANITIZE and
+ * SPLITS, STREAMK, KSPLIT (1 when left out: builds from before it), PDL (0 when left out),
+ * SHAPE_D (64 or 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally SM90_BF16 (the
+ * options of flash_fwd_sm90_bf16.yaml: bf16 tensors, wgmma .bf16, P and O packed by
+ * cvt.rn.bf16x2.f32; the layout, descriptors and boxes count 2-byte elements either way),
+ * TUNER_SANITIZE and
  * TUNER_PLANT_MISALIGN (a deliberately broken variant for tests: the V ring 512 bytes off the
  * 1024-byte swizzle atoms, which a sanitize build must report; run it only sanitized).
  *
@@ -112,6 +116,9 @@
  * 128-byte swizzle writes and the wgmma descriptors' swizzle mode 1 reads).
  */
 #include <cuda_fp16.h>
+#if SM90_BF16
+#include <cuda_bf16.h>
+#endif
 
 #include "tuner_sm90.cuh"
 
@@ -130,6 +137,14 @@
 
 namespace
 {
+
+#if SM90_BF16
+typedef __nv_bfloat16 elem_t; /* the tensors' element type */
+template <int N> using wgmma_op = tuner_wgmma_bf16<N>;
+#else
+typedef __half elem_t;
+template <int N> using wgmma_op = tuner_wgmma<N>;
+#endif
 
 /* Enumerators rather than constexpr variables: NVRTC would emit those as globals. */
 enum : int {
@@ -210,6 +225,7 @@ static_assert(128 * (kProducerRegs + CONSUMERS * kConsumerRegs) <= 65536 / OCCUP
 static_assert(KSPLIT == 1 || (KSPLIT == 2 && CONSUMERS == 2 && STAGES % 2 == 0 && !PINGPONG &&
                               PERSISTENT == 0 && SPLITS == 1),
               "a key split is two consumers on one Q tile, stage s always consumer s % 2's");
+static_assert(sizeof(elem_t) == 2, "the layout and the tensor maps' boxes count 2-byte elements");
 static_assert(kKVTile % 1024 == 0 && kQTile % 1024 == 0, "tiles must keep 1024-byte atoms");
 static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
               "the kernel's shared-memory layout exceeds TUNER_SMEM_BYTES: the sidecar's "
@@ -218,6 +234,18 @@ static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
 __device__ __forceinline__ float neg_inf(void)
 {
 	return __int_as_float(0xff800000);
+}
+
+/* Two floats as one register of two elements, the first in the low 16 bits (cvt.rn.*x2.f32). */
+__device__ __forceinline__ unsigned pack2(float lo, float hi)
+{
+#if SM90_BF16
+	__nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+
+	return *reinterpret_cast<unsigned *>(&h);
+#else
+	return tuner_pack_half2(lo, hi);
+#endif
 }
 
 /* ---------------------------------------------------------------- producer */
@@ -257,7 +285,7 @@ __device__ __forceinline__ void gemm_qk(float (&s)[BLOCK_N / 2], unsigned q_tile
 			const unsigned long long db =
 			    tuner_wgmma_desc_sw128(k_tile + (kk / 4) * kChunkKV + off, 16, 1024);
 
-			tuner_wgmma<BLOCK_N>::ss(s, da, db, kk > 0);
+			wgmma_op<BLOCK_N>::ss(s, da, db, kk > 0);
 		}
 	}
 	tuner_wgmma_commit();
@@ -281,7 +309,7 @@ __device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[BLOCK_
 	if (ok) {
 #pragma unroll
 		for (int kt = 0; kt < BLOCK_N / 16; kt++)
-			tuner_wgmma<kD>::rs_tb(
+			wgmma_op<kD>::rs_tb(
 			    o, p[kt], tuner_wgmma_desc_sw128(v_tile + kt * 2048, kChunkKV, 1024),
 			    1);
 	}
@@ -372,7 +400,7 @@ __device__ __forceinline__ void rescale_o(float (&o)[kD / 2], const float (&alph
 		}
 }
 
-/* Online softmax, second half: rescale l, pack P as halves (cvt.rn.f16x2.f32, two a time). */
+/* Online softmax, second half: rescale l, pack P (cvt.rn.f16x2.f32 or .bf16x2.f32, two a time). */
 __device__ __forceinline__ void pack_p(const float (&s)[BLOCK_N / 2],
                                        unsigned (&p)[BLOCK_N / 16][4], float (&row_sum)[2],
                                        const float (&alpha)[2], const float (&sum)[2])
@@ -382,10 +410,10 @@ __device__ __forceinline__ void pack_p(const float (&s)[BLOCK_N / 2],
 		row_sum[r] = row_sum[r] * alpha[r] + sum[r];
 #pragma unroll
 	for (int kt = 0; kt < BLOCK_N / 16; kt++) {
-		p[kt][0] = tuner_pack_half2(s[8 * kt + 0], s[8 * kt + 1]);
-		p[kt][1] = tuner_pack_half2(s[8 * kt + 2], s[8 * kt + 3]);
-		p[kt][2] = tuner_pack_half2(s[8 * kt + 4], s[8 * kt + 5]);
-		p[kt][3] = tuner_pack_half2(s[8 * kt + 6], s[8 * kt + 7]);
+		p[kt][0] = pack2(s[8 * kt + 0], s[8 * kt + 1]);
+		p[kt][1] = pack2(s[8 * kt + 2], s[8 * kt + 3]);
+		p[kt][2] = pack2(s[8 * kt + 4], s[8 * kt + 5]);
+		p[kt][3] = pack2(s[8 * kt + 6], s[8 * kt + 7]);
 	}
 }
 
@@ -549,10 +577,10 @@ __device__ __forceinline__ void merge_splits(unsigned base, unsigned char *out, 
 		const float inv = 1.0f / w;
 		uint4 v;
 
-		v.x = tuner_pack_half2(acc[0] * inv, acc[1] * inv);
-		v.y = tuner_pack_half2(acc[2] * inv, acc[3] * inv);
-		v.z = tuner_pack_half2(acc[4] * inv, acc[5] * inv);
-		v.w = tuner_pack_half2(acc[6] * inv, acc[7] * inv);
+		v.x = pack2(acc[0] * inv, acc[1] * inv);
+		v.y = pack2(acc[2] * inv, acc[3] * inv);
+		v.z = pack2(acc[4] * inv, acc[5] * inv);
+		v.w = pack2(acc[6] * inv, acc[7] * inv);
 		tuner_st(reinterpret_cast<uint4 *>(out + (c / 8) * kOutChunk + rr * 128 +
 		                                   ((c % 8) ^ (rr % 8)) * 16),
 		         v);
@@ -1115,8 +1143,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 					    smem_raw + (o_tile - tuner_smem_addr(smem_raw)) + off;
 
 					tuner_st(reinterpret_cast<unsigned *>(dst),
-					         tuner_pack_half2(o[4 * j + 2 * r] * inv,
-					                          o[4 * j + 2 * r + 1] * inv));
+					         pack2(o[4 * j + 2 * r] * inv,
+					               o[4 * j + 2 * r + 1] * inv));
 				}
 			}
 			tuner_fence_proxy_async();
