@@ -332,24 +332,25 @@ static int write_types(struct section *b)
 		sb_release(&fn);
 		return -1;
 	}
-	sb_addf(b->out,
-	        "/*\n"
-	        " * One launch of a call, as cudaLaunchKernel (cuLaunchKernelEx with a cluster\n"
-	        " * or pdl) takes it. smem_optin: more than 48 KB of dynamic shared memory, which\n"
-	        " * needs %sSMEM_ATTR(kernel, smem_bytes) once before the launch. pdl: launch with\n"
-	        " * cudaLaunchAttributeProgrammaticStreamSerialization = 1 (the kernel waits for\n"
-	        " * the work before it; tuned and timed that way).\n"
-	        " */\n"
-	        "struct %slaunch {\n"
-	        "\tconst char *kernel;       /* the template's extern \"C\" entry */\n"
-	        "\tint enabled;              /* 0: this call skips the launch */\n"
-	        "\tunsigned int grid[3], block[3];\n"
-	        "\tunsigned int cluster[3];  /* all 0: no cluster */\n"
-	        "\tunsigned int smem_bytes;  /* dynamic shared memory */\n"
-	        "\tint smem_optin;\n"
-	        "\tint pdl;                  /* 1: programmatic dependent launch */\n"
-	        "};\n\n",
-	        b->P, p);
+	sb_addf(
+	    b->out,
+	    "/*\n"
+	    " * One launch of a call, as cudaLaunchKernel (cuLaunchKernelEx with a cluster\n"
+	    " * or pdl) takes it. smem_optin: more than 48 KB of dynamic shared memory, which\n"
+	    " * needs %sSMEM_ATTR(kernel, smem_bytes) once before the launch. pdl: launch with\n"
+	    " * cudaLaunchAttributeProgrammaticStreamSerialization = 1 (the kernel waits for\n"
+	    " * the work before it; tuned and timed that way).\n"
+	    " */\n"
+	    "struct %slaunch {\n"
+	    "\tconst char *kernel;       /* the template's extern \"C\" entry */\n"
+	    "\tint enabled;              /* 0: this call skips the launch */\n"
+	    "\tunsigned int grid[3], block[3];\n"
+	    "\tunsigned int cluster[3];  /* all 0: no cluster */\n"
+	    "\tunsigned int smem_bytes;  /* dynamic shared memory */\n"
+	    "\tint smem_optin;\n"
+	    "\tint pdl;                  /* 1: programmatic dependent launch */\n"
+	    "};\n\n",
+	    b->P, p);
 	sb_addf(b->out,
 	        "/* A configuration and its launches at the dims it was asked for. */\n"
 	        "struct %sconfig {\n"

@@ -45,8 +45,9 @@ static void encode_call(struct strbuf *out, size_t i, const char *what, size_t j
 	size_t a;
 
 	sb_addf(out, "shape.%zu.%s.%zu=%s %u %u %u %u %u %u %u %u %u %u %u %zu", i, what, j,
-	        c->kernel, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
-	        c->cluster[0], c->cluster[1], c->cluster[2], c->smem, c->pdl, c->nargs);
+	        c->kernel, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
+	        c->block[2], c->cluster[0], c->cluster[1], c->cluster[2], c->smem, c->pdl,
+	        c->nargs);
 	for (a = 0; a < c->nargs; a++)
 		sb_addf(out, " %d:%d:%llx", c->args[a].kind, c->args[a].index, c->args[a].bits);
 	sb_add(out, "\n", 1);
