@@ -42,28 +42,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../kernels/include/tuner_sanitize.h"
-
-#define CK(x) check_cu((x), #x, __LINE__)
-#define RT(x) check_rt((x), #x, __LINE__)
-
-static void check_cu(CUresult r, const char *what, int line)
-{
-	if (r != CUDA_SUCCESS) {
-		const char *s = "?";
-		cuGetErrorString(r, &s);
-		fprintf(stderr, "sm90_dev.cu:%d: %s: %s\n", line, what, s);
-		exit(2);
-	}
-}
-
-static void check_rt(cudaError_t r, const char *what, int line)
-{
-	if (r != cudaSuccess) {
-		fprintf(stderr, "sm90_dev.cu:%d: %s: %s\n", line, what, cudaGetErrorString(r));
-		exit(2);
-	}
-}
+#include "sm90_dev_common.h" /* CK, RT, sm90_san_violations, sm90_median_us */
 
 /* An element of the tensors (__half or __nv_bfloat16) and back, on the device and the host. */
 __host__ __device__ static inline float to_f(__half x) { return __half2float(x); }
@@ -136,17 +115,6 @@ __global__ void compare(const T *o, const float *ref, size_t n, unsigned *max_bi
 		return;
 	}
 	atomicMax(max_bits, __float_as_uint(fabsf(x - ref[i])));
-}
-
-/* A sanitize build's log read back into *log: its violations of every kind. */
-static unsigned san_violations(CUdeviceptr san, struct tuner_san_log *log)
-{
-	unsigned total = 0;
-
-	CK(cuMemcpyDtoH(log, san, sizeof(*log)));
-	for (int kind = 0; kind < TUNER_SAN_KINDS; kind++)
-		total += log->count[kind];
-	return total;
 }
 
 /* One element read back as its 16 bits, as a float. */
@@ -381,7 +349,7 @@ int main(int argc, char **argv)
 		char san_msg[128] = "";
 		if (sanitize) {
 			struct tuner_san_log log;
-			const unsigned total = san_violations(san, &log);
+			const unsigned total = sm90_san_violations(san, &log);
 			snprintf(san_msg, sizeof(san_msg), " sanitize %u violations", total);
 			if (total) {
 				ok = 0;
@@ -425,7 +393,7 @@ int main(int argc, char **argv)
 			RT(cudaFree(nonfinite));
 			if (sanitize) {
 				struct tuner_san_log log;
-				const unsigned total = san_violations(san, &log);
+				const unsigned total = sm90_san_violations(san, &log);
 				snprintf(rep_msg + strlen(rep_msg),
 				         sizeof(rep_msg) - strlen(rep_msg),
 				         " sanitize after repeats %u violations", total);
@@ -438,39 +406,9 @@ int main(int argc, char **argv)
 		failed |= !ok;
 
 		if (do_time && ok) {
-			cudaGraph_t graph;
-			cudaGraphExec_t exec;
-			for (int w = 0; w < 3; w++)
-				launch();
-			RT(cudaStreamSynchronize(st));
-			RT(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-			for (int r = 0; r < 20; r++)
-				launch();
-			RT(cudaStreamEndCapture(st, &graph));
-			RT(cudaGraphInstantiate(&exec, graph, 0));
-			RT(cudaGraphLaunch(exec, st));
-			RT(cudaStreamSynchronize(st));
-			cudaEvent_t e0, e1;
-			RT(cudaEventCreate(&e0));
-			RT(cudaEventCreate(&e1));
-			std::vector<float> us;
-			for (int s = 0; s < 30; s++) {
-				float ms;
-				RT(cudaEventRecord(e0, st));
-				RT(cudaGraphLaunch(exec, st));
-				RT(cudaEventRecord(e1, st));
-				RT(cudaEventSynchronize(e1));
-				RT(cudaEventElapsedTime(&ms, e0, e1));
-				us.push_back(ms * 1000.0f / 20);
-			}
-			std::sort(us.begin(), us.end());
-			double med = us[us.size() / 2];
+			const double med = sm90_median_us(st, launch);
 			printf(" median_us %.2f tflops %.1f", med,
 			       4.0 * B * H * (double)S * S * D / (med * 1e6));
-			RT(cudaGraphExecDestroy(exec));
-			RT(cudaGraphDestroy(graph));
-			RT(cudaEventDestroy(e0));
-			RT(cudaEventDestroy(e1));
 		}
 		printf("\n");
 		fflush(stdout);

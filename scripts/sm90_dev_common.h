@@ -1,8 +1,7 @@
 /*
- * Host helpers shared by the Hopper dev harnesses (scripts/sm90_fp8_dev.cu; sm90_dev.cu has its
- * own copies from before): CUDA error checks that exit with status 2, a sanitize build's log
- * read back, and BENCH.md's timing of one launch (CUDA-graph replays of 20 launches, median of
- * 30 samples, warm).
+ * Host helpers shared by the Hopper dev harnesses (scripts/sm90_dev.cu, sm90_fp8_dev.cu): CUDA
+ * error checks that exit with status 2, a sanitize build's log read back, and BENCH.md's timing
+ * of one launch (CUDA-graph replays of 20 launches, median of 30 samples, warm).
  */
 #ifndef SM90_DEV_COMMON_H
 #define SM90_DEV_COMMON_H
