@@ -129,16 +129,7 @@ fi
 	grep -E "^FAIL|^RC |^SKIP|violations \(" "$WORK/results.txt" | cut -c1-220 | head -20
 	echo
 	echo "median µs per launch (CUDA events, graphs of 20), by config and shape:"
-	grep '^PASS .* median_us' "$WORK/results.txt" | awk '
-		{ n = $2; sub(/.*\//, "", n); sub(/\.cubin$/, "", n); sh = $3; sub(/B,H,S,D=/, "", sh)
-		  for (i = 1; i <= NF; i++) if ($i == "median_us") us[n, sh] = $(i + 1)
-		  if (!(n in seen)) { seen[n] = 1; order[++nn] = n }
-		  if (!(sh in sseen)) { sseen[sh] = 1; shapes[++ns] = sh } }
-		END { printf "%-44s", "config"; for (j = 1; j <= ns; j++) printf " %12s", shapes[j]; print ""
-		      for (i = 1; i <= nn; i++) { printf "%-44s", order[i]
-		          for (j = 1; j <= ns; j++)
-		              printf " %12s", ((order[i], shapes[j]) in us) ? us[order[i], shapes[j]] : "-"
-		          print "" } }'
+	median_table "$WORK/results.txt"
 	echo
 	[ -f "$WORK/bench.md" ] && cat "$WORK/bench.md"
 } | tee "$WORK/ksplit.log"

@@ -1,9 +1,24 @@
-# Sourced by the flash_fwd_sm90 device scripts (sm90_dev.sh, sm90_ksplit.sh, sm90_streamk.sh):
-# builds their two tools into build/, NVRTC as tuner compiles (build/nvrtc_compile) and the
-# check-and-time driver (build/sm90_dev); exits the script when either does not build.
+# Sourced by the flash_fwd_sm90 device scripts (sm90_dev.sh, sm90_ksplit.sh, sm90_streamk.sh,
+# sm90_pdl.sh): builds their two tools into build/, NVRTC as tuner compiles (build/nvrtc_compile)
+# and the check-and-time driver (build/sm90_dev), and exits the script when either does not build;
+# median_table prints their timings.
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p build
 cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrtc \
 	-Wl,-rpath,"$CUDA/lib64" -o build/nvrtc_compile || exit 1
 "$CUDA/bin/nvcc" -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu \
 	-lcuda -o build/sm90_dev || exit 1
+
+# The CUDA-event medians of sm90_dev --time lines in RESULTS, one row per build, one column per shape.
+median_table() {
+	grep '^PASS .* median_us' "$1" | awk '
+		{ n = $2; sub(/.*\//, "", n); sub(/\.cubin$/, "", n); sh = $3; sub(/B,H,S,D=/, "", sh)
+		  for (i = 1; i <= NF; i++) if ($i == "median_us") us[n, sh] = $(i + 1)
+		  if (!(n in seen)) { seen[n] = 1; order[++nn] = n }
+		  if (!(sh in sseen)) { sseen[sh] = 1; shapes[++ns] = sh } }
+		END { printf "%-48s", "config"; for (j = 1; j <= ns; j++) printf " %13s", shapes[j]; print ""
+		      for (i = 1; i <= nn; i++) { printf "%-48s", order[i]
+		          for (j = 1; j <= ns; j++)
+		              printf " %13s", ((order[i], shapes[j]) in us) ? us[order[i], shapes[j]] : "-"
+		          print "" } }'
+}
