@@ -54,64 +54,41 @@ template <int N> struct tuner_wgmma;
 template <int N> struct tuner_wgmma_bf16;
 template <int N> struct tuner_wgmma_e4m3;
 """)
-    for name, ty in TYPES:
+    for name, ty in TYPES:  # k16; B of rs_tb N-major (imm-trans-b), A and B of ss K-major
         for n in NS:
-            emit(name, ty, n)
-    for n in NS:
-        emit_e4m3(n)
+            emit(name, ty, 16, n, ", 0, 0", "rs_tb", ", 1")
+    for n in NS:  # k32; 8-bit inputs have no transpose immediates: both K-major
+        emit("tuner_wgmma_e4m3", "e4m3", 32, n, "", "rs", "")
     print("#endif /* TUNER_WGMMA_CUH */")
 
 
-def emit(name, ty, n):
+def emit(name, ty, k, n, ss_imm, rs, rs_imm):
+    """struct name<n>: ss and the register-A form rs, m64n<n>k<k> over ty inputs; ss_imm and rs_imm
+    are the transpose immediates after the scale ones (none for 8-bit inputs)."""
     h = n // 2
     print("""template <> struct %(name)s<%(n)d> {
 	static __device__ __forceinline__ void ss(float (&d)[%(h)d], unsigned long long da,
 	                                          unsigned long long db, int scale_d)
 	{
 		asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%(sd)d, 0;\\n"
-		             "wgmma.mma_async.sync.aligned.m64n%(n)dk16.f32.%(ty)s.%(ty)s {%(regs)s}, "
-		             "%%%(da)d, %%%(db)d, p, 1, 1, 0, 0;\\n}\\n"
+		             "wgmma.mma_async.sync.aligned.m64n%(n)dk%(k)d.f32.%(ty)s.%(ty)s {%(regs)s}, "
+		             "%%%(da)d, %%%(db)d, p, 1, 1%(ss_imm)s;\\n}\\n"
 		             : %(outs)s
 		             : "l"(da), "l"(db), "r"(scale_d));
 	}
-	static __device__ __forceinline__ void rs_tb(float (&d)[%(h)d], const unsigned (&a)[4],
-	                                             unsigned long long db, int scale_d)
+	static __device__ __forceinline__ void %(rs)s(float (&d)[%(h)d], const unsigned (&a)[4],
+	%(pad)sunsigned long long db, int scale_d)
 	{
 		asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%(sd2)d, 0;\\n"
-		             "wgmma.mma_async.sync.aligned.m64n%(n)dk16.f32.%(ty)s.%(ty)s {%(regs)s}, "
-		             "{%%%(a0)d, %%%(a1)d, %%%(a2)d, %%%(a3)d}, %%%(db2)d, p, 1, 1, 1;\\n}\\n"
+		             "wgmma.mma_async.sync.aligned.m64n%(n)dk%(k)d.f32.%(ty)s.%(ty)s {%(regs)s}, "
+		             "{%%%(a0)d, %%%(a1)d, %%%(a2)d, %%%(a3)d}, %%%(db2)d, p, 1, 1%(rs_imm)s;\\n}\\n"
 		             : %(outs)s
 		             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 	}
 };
-""" % dict(name=name, ty=ty, n=n, h=h, regs=regs(h), outs=outs(h), da=h, db=h + 1, sd=h + 2,
-           a0=h, a1=h + 1, a2=h + 2, a3=h + 3, db2=h + 4, sd2=h + 5))
-
-
-def emit_e4m3(n):
-    h = n // 2
-    print("""template <> struct tuner_wgmma_e4m3<%(n)d> {
-	static __device__ __forceinline__ void ss(float (&d)[%(h)d], unsigned long long da,
-	                                          unsigned long long db, int scale_d)
-	{
-		asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%(sd)d, 0;\\n"
-		             "wgmma.mma_async.sync.aligned.m64n%(n)dk32.f32.e4m3.e4m3 {%(regs)s}, "
-		             "%%%(da)d, %%%(db)d, p, 1, 1;\\n}\\n"
-		             : %(outs)s
-		             : "l"(da), "l"(db), "r"(scale_d));
-	}
-	static __device__ __forceinline__ void rs(float (&d)[%(h)d], const unsigned (&a)[4],
-	                                          unsigned long long db, int scale_d)
-	{
-		asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%(sd2)d, 0;\\n"
-		             "wgmma.mma_async.sync.aligned.m64n%(n)dk32.f32.e4m3.e4m3 {%(regs)s}, "
-		             "{%%%(a0)d, %%%(a1)d, %%%(a2)d, %%%(a3)d}, %%%(db2)d, p, 1, 1;\\n}\\n"
-		             : %(outs)s
-		             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
-	}
-};
-""" % dict(n=n, h=h, regs=regs(h), outs=outs(h), da=h, db=h + 1, sd=h + 2, a0=h, a1=h + 1,
-       a2=h + 2, a3=h + 3, db2=h + 4, sd2=h + 5))
+""" % dict(name=name, ty=ty, k=k, n=n, h=h, regs=regs(h), outs=outs(h), da=h, db=h + 1, sd=h + 2,
+           a0=h, a1=h + 1, a2=h + 2, a3=h + 3, db2=h + 4, sd2=h + 5, ss_imm=ss_imm, rs=rs,
+           rs_imm=rs_imm, pad=" " * (40 + len(rs))))
 
 
 if __name__ == "__main__":
