@@ -173,14 +173,19 @@ static int decode_tmap(const char *key, char *val, struct worker_tmap *t)
 	return r ? -1 : 0;
 }
 
+/* A call's fixed fields: kernel, grid[3], block[3], cluster[3], smem, pdl, nargs; its args follow.
+ */
+enum { CALL_FIELDS = 13 };
+
 static int decode_call(const char *key, char *val, struct worker_call *c)
 {
-	char *f[13 + WORKER_MAX_ARGS + 1], *end;
+	char *f[CALL_FIELDS + WORKER_MAX_ARGS + 1], *end;
 	size_t n = split(val, f, ARRAY_SIZE(f)), a, k;
 	unsigned long long nargs;
 	int r = 0;
 
-	if (n < 13 || n > 13 + WORKER_MAX_ARGS || strlen(f[0]) >= sizeof(c->kernel))
+	if (n < CALL_FIELDS || n > CALL_FIELDS + WORKER_MAX_ARGS ||
+	    strlen(f[0]) >= sizeof(c->kernel))
 		return error("wire protocol: bad call '%s'", key);
 	strcpy(c->kernel, f[0]);
 	for (k = 0; k < 3; k++) {
@@ -191,23 +196,26 @@ static int decode_call(const char *key, char *val, struct worker_call *c)
 	r |= field_uint(key, f[10], &c->smem);
 	r |= field_uint(key, f[11], &c->pdl);
 	r |= field_ull(key, f[12], &nargs);
-	if (r || nargs != n - 13)
+	if (r || nargs != n - CALL_FIELDS)
 		return error("wire protocol: bad call '%s'", key);
 	c->nargs = (size_t)nargs;
 	for (a = 0; a < c->nargs; a++) {
 		struct worker_arg *g = &c->args[a];
-		char *s = f[13 + a];
+		char *s = f[CALL_FIELDS + a];
 
 		errno = 0;
 		g->kind = (int)strtol(s, &end, 10);
 		if (*end != ':')
-			return error("wire protocol: bad argument '%s' in '%s'", f[13 + a], key);
+			return error("wire protocol: bad argument '%s' in '%s'", f[CALL_FIELDS + a],
+			             key);
 		g->index = (int)strtol(end + 1, &end, 10);
 		if (*end != ':')
-			return error("wire protocol: bad argument '%s' in '%s'", f[13 + a], key);
+			return error("wire protocol: bad argument '%s' in '%s'", f[CALL_FIELDS + a],
+			             key);
 		g->bits = strtoull(end + 1, &end, 16);
 		if (*end || errno)
-			return error("wire protocol: bad argument '%s' in '%s'", f[13 + a], key);
+			return error("wire protocol: bad argument '%s' in '%s'", f[CALL_FIELDS + a],
+			             key);
 	}
 	return 0;
 }
