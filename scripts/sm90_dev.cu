@@ -346,21 +346,9 @@ int main(int argc, char **argv)
 			shown++;
 		}
 		int ok = bad == 0 && rel < tol_rel && max_abs < tol_abs;
-		char san_msg[128] = "";
-		if (sanitize) {
-			struct tuner_san_log log;
-			const unsigned total = sm90_san_violations(san, &log);
-			snprintf(san_msg, sizeof(san_msg), " sanitize %u violations", total);
-			if (total) {
-				ok = 0;
-				struct tuner_san_record *r = &log.first[0];
-				snprintf(
-				    san_msg, sizeof(san_msg),
-				    " sanitize %u violations (first: kind %u width %u addr %llu "
-				    "thread %u block %u)",
-				    total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
-			}
-		}
+		char san_msg[160] = "";
+		if (sanitize && sm90_san_message(san, san_msg, sizeof(san_msg)))
+			ok = 0;
 		/* Calls 2 .. repeat, each on a poisoned output, compared on the GPU. */
 		char rep_msg[128] = "";
 		if (repeat > 1) {

@@ -48,6 +48,23 @@ static inline unsigned sm90_san_violations(CUdeviceptr san, struct tuner_san_log
 	return total;
 }
 
+/* A sanitize build's verdict in msg (" sanitize N violations", with the first one's record): N. */
+static inline unsigned sm90_san_message(CUdeviceptr san, char *msg, size_t len)
+{
+	struct tuner_san_log log;
+	const unsigned total = sm90_san_violations(san, &log);
+
+	snprintf(msg, len, " sanitize %u violations", total);
+	if (total) {
+		const struct tuner_san_record *r = &log.first[0];
+
+		snprintf(msg, len,
+		         " sanitize %u violations (first: kind %u width %u addr %llu thread %u block %u)",
+		         total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
+	}
+	return total;
+}
+
 /* BENCH.md: a graph of 20 launches on st, warm; the median over 30 replays, µs per launch. */
 template <typename F> static double sm90_median_us(cudaStream_t st, F launch)
 {

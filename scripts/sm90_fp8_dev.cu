@@ -176,19 +176,8 @@ int main(int argc, char **argv)
 		}
 		int ok = bad == 0 && rel < FP8_REL_L2 && max_abs < FP8_MAX_ABS;
 		char san_msg[160] = "";
-		if (sanitize) {
-			struct tuner_san_log log;
-			const unsigned total = sm90_san_violations(san, &log);
-			snprintf(san_msg, sizeof(san_msg), " sanitize %u violations", total);
-			if (total) {
-				ok = 0;
-				struct tuner_san_record *r = &log.first[0];
-				snprintf(san_msg, sizeof(san_msg),
-				         " sanitize %u violations (first: kind %u width %u addr %llu "
-				         "thread %u block %u)",
-				         total, r->kind, r->width, r->addr, r->thread[0], r->block[0]);
-			}
-		}
+		if (sanitize && sm90_san_message(san, san_msg, sizeof(san_msg)))
+			ok = 0;
 		printf("%s %s B,H,S,D=%d,%d,%d,%d rel_l2 %.3g max_abs %.3g nonfinite %zu%s%s",
 		       ok ? "PASS" : "FAIL", cubin, B, H, S, D, rel, max_abs, bad, san_msg,
 		       ok ? "" : where);
