@@ -20,6 +20,10 @@
  * --pdl launches with programmatic stream serialization (the PDL param: back-to-back calls
  * overlap the next one's start with this one's end);
  * --profile launches the kernel 5 times and checks nothing (for ncu --launch-skip 3).
+ * --timeline PATH (with --time, a build patched by scripts/sm90_timeline.patch): the stamps of
+ * the first calls of the timing (tuner_tl: per call, block and warpgroup, clock64 at numbered
+ * points, globaltimer at entry, after griddepcontrol.wait and at exit) are written to
+ * PATH.SHAPE.bin for scripts/sm90_timeline.py.
  * --streamk is the STREAMK param: the stream-K scratch (partial rows and log-sum-exps, poisoned
  * with NaN, and the arrival counters, zeroed) is sized for it, once per shape: the kernel must
  * leave the counters at zero itself. --repeat N (N > 1) then runs the kernel N - 1 more times
@@ -151,6 +155,7 @@ int main(int argc, char **argv)
 {
 	int a = 1, do_time = 0, sanitize = 0, failed = 0, persistent = 0, splits = 1, profile = 0;
 	int streamk = 0, repeat = 1, ksplit = 1, pdl = 0, bf16 = 0;
+	const char *timeline = nullptr;
 
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--time"))
@@ -171,6 +176,8 @@ int main(int argc, char **argv)
 			repeat = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--profile"))
 			profile = 1;
+		else if (!strcmp(argv[a], "--timeline") && a + 1 < argc)
+			timeline = argv[++a];
 		else if (!strcmp(argv[a], "--bf16"))
 			bf16 = 1; /* an SM90_BF16 build: bf16 tensors and maps */
 	}
@@ -393,10 +400,33 @@ int main(int argc, char **argv)
 		       ok ? "" : where);
 		failed |= !ok;
 
+		CUdeviceptr tl = 0;
+		size_t tl_size = 0;
+		if (timeline && do_time && ok) {
+			CUdeviceptr tl_n;
+			size_t tl_n_size;
+			CK(cuModuleGetGlobal(&tl, &tl_size, mod, "tuner_tl"));
+			CK(cuModuleGetGlobal(&tl_n, &tl_n_size, mod, "tuner_tl_n"));
+			CK(cuMemsetD8(tl, 0, tl_size));
+			CK(cuMemsetD8(tl_n, 0, tl_n_size)); /* the per-block call counters */
+		}
 		if (do_time && ok) {
 			const double med = sm90_median_us(st, launch);
 			printf(" median_us %.2f tflops %.1f", med,
 			       4.0 * B * H * (double)S * S * D / (med * 1e6));
+			if (tl) {
+				std::vector<unsigned long long> h(tl_size / 8);
+				char path[512];
+				snprintf(path, sizeof(path), "%s.%d_%d_%d_%d.bin", timeline, B, H, S, D);
+				CK(cuMemcpyDtoH(h.data(), tl, tl_size));
+				FILE *f = fopen(path, "wb");
+				const int hdr[4] = {(int)gx, (int)gy, (int)gz, (int)(tl_size / 8)};
+				if (!f || fwrite(hdr, sizeof(hdr), 1, f) != 1 ||
+				    fwrite(h.data(), 8, h.size(), f) != h.size() || fclose(f)) {
+					fprintf(stderr, "sm90_dev: cannot write %s\n", path);
+					return 2;
+				}
+			}
 		}
 		printf("\n");
 		fflush(stdout);
