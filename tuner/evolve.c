@@ -8,7 +8,9 @@
 
 #include "tuner/common.h"
 #include "tuner/evolve.h"
+#include "tuner/forest.h"
 #include "tuner/rng.h"
+#include "tuner/space.h"
 
 /* ------------------------------------------------------------ tunables */
 
@@ -37,10 +39,17 @@
  * evolve: the surrogate-guided search (below); evolve1: the evolution it
  * replaced, kept so that the two can be compared on the same landscapes.
  */
-enum strategy { STRATEGY_EVOLVE, STRATEGY_EVOLVE1, STRATEGY_RANDOM, STRATEGY_EXHAUSTIVE };
+enum strategy {
+	STRATEGY_EVOLVE,
+	STRATEGY_EVOLVE2,
+	STRATEGY_EVOLVE1,
+	STRATEGY_RANDOM,
+	STRATEGY_EXHAUSTIVE
+};
 
 static const char *const strategy_names[] = {
     [STRATEGY_EVOLVE] = "evolve",
+    [STRATEGY_EVOLVE2] = "evolve2",
     [STRATEGY_EVOLVE1] = "evolve1",
     [STRATEGY_RANDOM] = "random",
     [STRATEGY_EXHAUSTIVE] = "exhaustive",
@@ -237,7 +246,7 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 	space_baseline(s->fam, &s->baseline_va);
 	normalize(s, &s->baseline_va);
 	s->size = space_size(s->fam);
-	if (s->strategy == STRATEGY_EVOLVE)
+	if (s->strategy == STRATEGY_EVOLVE || s->strategy == STRATEGY_EVOLVE2)
 		s->model = model_new(s);
 	return s;
 }
@@ -551,6 +560,7 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 			emit(s, &out[n++], &va, ORIGIN_RANDOM, -1, -1);
 		break;
 	case STRATEGY_EVOLVE:
+	case STRATEGY_EVOLVE2:
 		n = model_propose(s, out, n, max, seen, ctx);
 		break;
 	case STRATEGY_EVOLVE1:
@@ -925,6 +935,9 @@ struct model {
 	double ls[MODEL_DIMS];   /* length scale per dimension, in units of the whole domain */
 	double *tab[MODEL_DIMS]; /* similarity of two values of a dimension at that scale */
 	double w1;               /* the weight of single effects; pairs get 1 - W0 - w1 */
+	int rf;                  /* how the random forest is used (0: not at all) */
+	size_t rf_trees;
+	double rf_eps;
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -1045,6 +1058,15 @@ static struct model *model_new(const struct search *s)
 			m->dim_param[m->d++] = i;
 		}
 	m->nord = m->d;
+	m->rf = s->strategy == STRATEGY_EVOLVE ? 2 : 0;
+	m->rf_trees = 32;
+	m->rf_eps = 0;
+	if (s->strategy == STRATEGY_EVOLVE && getenv("TUNER_RF"))
+		m->rf = atoi(getenv("TUNER_RF"));
+	if (getenv("TUNER_RF_TREES"))
+		m->rf_trees = (size_t)atoi(getenv("TUNER_RF_TREES"));
+	if (getenv("TUNER_RF_EPS"))
+		m->rf_eps = atof(getenv("TUNER_RF_EPS"));
 	for (i = 0; i < m->nord; i++)
 		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
 	for (i = 0; i < m->d; i++)
@@ -1568,6 +1590,30 @@ static size_t best_ei(struct model *m, const int *x, const double *mu, double *v
 	return pick;
 }
 
+/*
+ * The forest shortlists, the Gaussian process picks: among the candidates not
+ * taken whose score is within rf_eps of the best score (ties, for a forest's
+ * piecewise-constant view), the one of highest expected improvement under
+ * the process, which believes every pick and so spreads a batch.
+ */
+static size_t best_shortlisted(struct model *m, const int *x, const double *mu, double *var,
+                               struct scored *order, size_t nc, const unsigned char *taken,
+                               const double *score, double best)
+{
+	unsigned char *out = xcalloc(nc + 1, 1);
+	double top = -INFINITY;
+	size_t i, pick;
+
+	for (i = 0; i < nc; i++)
+		if (!taken[i] && score[i] > top)
+			top = score[i];
+	for (i = 0; i < nc; i++)
+		out[i] = taken[i] || score[i] < top - m->rf_eps * fabs(top) - 1e-12;
+	pick = best_ei(m, x, mu, var, order, nc, out, best);
+	free(out);
+	return pick;
+}
+
 /* The best fitness observed and where (-1 when nothing has been timed). */
 static double incumbent(const struct model *m, size_t *at)
 {
@@ -1625,6 +1671,8 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	struct scored *order = xcalloc(nc + 1, sizeof(*order));
 	int *x = xcalloc(nc * m->d + 1, sizeof(*x)), one[MODEL_DIMS];
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
+	double *fmu = xcalloc(nc + 1, sizeof(*fmu)), *fsc = xcalloc(nc + 1, sizeof(*fsc));
+	struct forest *rf = NULL;
 	unsigned char *taken = xcalloc(nc + 1, 1);
 	size_t i, pick, nloc = 0, at = 0, nanch, a;
 	int stuck, anch[ANCHORS][MODEL_DIMS];
@@ -1635,6 +1683,8 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	nanch = anchors(s, at, anch);
 	best = gp_data(s);
 	gp_hyper(m);
+	if (m->rf)
+		rf = forest_fit(m->X, m->y, m->n, m->d, m->nv, m->rf_trees, &s->rng);
 	for (i = 0; i < m->npending; i++) {
 		encode(s, &m->pending[i], one);
 		if (believe(m, one, gp_mean(m, one)) < 0)
@@ -1646,6 +1696,12 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		encode(s, &c[i], &x[i * m->d]);
 		mu[i] = gp_mean(m, &x[i * m->d]);
 		var[i] = gp_var(m, &x[i * m->d]);
+		if (rf) {
+			double fv;
+
+			forest_predict(rf, &x[i * m->d], &fmu[i], &fv);
+			fsc[i] = expected_improvement(fmu[i], fv, best);
+		}
 		if (stuck)
 			continue;
 		/* the nearest anchor, the better one at the same distance */
@@ -1661,9 +1717,29 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		}
 		if (d <= RADIUS) {
 			/* nearest first, then the better anchor's (the mean never spans 100) */
+			double key = mu[i];
+
+			if (m->rf & 1)
+				key = fmu[i] + 1e-3 * mu[i];
+			else if (m->rf & 4)
+				key = 0.5 * (fmu[i] + mu[i]);
 			order[nloc].idx = i;
-			order[nloc++].v = mu[i] - 100.0 * (double)(d * (int)nanch + r);
+			order[nloc++].v = key - 100.0 * (double)(d * (int)nanch + r);
 		}
+	}
+	if (getenv("TUNER_RF_DUMP")) {
+		FILE *df = fopen(getenv("TUNER_RF_DUMP"), "a");
+
+		for (i = 0; i < nc; i++) {
+			char *p = space_format(s->fam, &c[i]);
+			double fv = 0;
+
+			if (rf)
+				forest_predict(rf, &x[i * m->d], &fmu[i], &fv);
+			fprintf(df, "%zu\t%s\t%g\t%g\t%g\t%g\n", m->nobs, p, mu[i], var[i], fmu[i], fv);
+			free(p);
+		}
+		fclose(df);
 	}
 	qsort(order, nloc, sizeof(*order), by_value);
 	for (i = 0; i < nloc && n < max - max / EXPLORE; i++) {
@@ -1674,7 +1750,36 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			break;
 	}
 	while (n < max) {
-		pick = best_ei(m, x, mu, var, order, nc, taken, best);
+		int gp_only = ((m->rf & 16) && stuck) || ((m->rf & 32) && (n % 2)) ||
+		              ((m->rf & 512) && n != max - max / EXPLORE) ||
+		              ((m->rf & 1024) && n % EXPLORE != 0);
+
+		if (gp_only) {
+			pick = best_ei(m, x, mu, var, order, nc, taken, best);
+		} else if (rf && (m->rf & 8)) {
+			size_t t = (size_t)rng_below(&s->rng, forest_ntrees(rf));
+
+			for (i = 0; i < nc; i++) {
+				fmu[i] = forest_tree_predict(rf, t, &x[i * m->d]);
+				if (m->rf & 128) {
+					double u1 = rng_double(&s->rng), u2 = rng_double(&s->rng);
+
+					fmu[i] = mu[i] + sqrt(var[i]) * sqrt(-2 * log(u1 + 1e-300)) *
+					                     cos(2 * M_PI * u2);
+				}
+				if (m->rf & 256)
+					fmu[i] = rng_double(&s->rng);
+				if (m->rf & 64)
+					for (a = 0; a < nanch; a++)
+						if (steps(m, &x[i * m->d], anch[a]) <= RADIUS)
+							fmu[i] = -INFINITY;
+			}
+			pick = best_shortlisted(m, x, mu, var, order, nc, taken, fmu, best);
+		} else if (rf && (m->rf & 2)) {
+			pick = best_shortlisted(m, x, mu, var, order, nc, taken, fsc, best);
+		} else {
+			pick = best_ei(m, x, mu, var, order, nc, taken, best);
+		}
 		if (pick == nc)
 			break;
 		taken[pick] = 1;
@@ -1682,6 +1787,9 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
 			break;
 	}
+	forest_free(rf);
+	free(fmu);
+	free(fsc);
 	free(order);
 	free(taken);
 	free(x);
