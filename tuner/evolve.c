@@ -10,7 +10,6 @@
 #include "tuner/evolve.h"
 #include "tuner/forest.h"
 #include "tuner/rng.h"
-#include "tuner/space.h"
 
 /* ------------------------------------------------------------ tunables */
 
@@ -41,17 +40,15 @@
  */
 enum strategy {
 	STRATEGY_EVOLVE,
-	STRATEGY_EVOLVE2,
+	STRATEGY_EVOLVE_RF,
 	STRATEGY_EVOLVE1,
 	STRATEGY_RANDOM,
 	STRATEGY_EXHAUSTIVE
 };
 
 static const char *const strategy_names[] = {
-    [STRATEGY_EVOLVE] = "evolve",
-    [STRATEGY_EVOLVE2] = "evolve2",
-    [STRATEGY_EVOLVE1] = "evolve1",
-    [STRATEGY_RANDOM] = "random",
+    [STRATEGY_EVOLVE] = "evolve",         [STRATEGY_EVOLVE_RF] = "evolve-rf",
+    [STRATEGY_EVOLVE1] = "evolve1",       [STRATEGY_RANDOM] = "random",
     [STRATEGY_EXHAUSTIVE] = "exhaustive",
 };
 
@@ -246,7 +243,7 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 	space_baseline(s->fam, &s->baseline_va);
 	normalize(s, &s->baseline_va);
 	s->size = space_size(s->fam);
-	if (s->strategy == STRATEGY_EVOLVE || s->strategy == STRATEGY_EVOLVE2)
+	if (s->strategy == STRATEGY_EVOLVE || s->strategy == STRATEGY_EVOLVE_RF)
 		s->model = model_new(s);
 	return s;
 }
@@ -560,7 +557,7 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 			emit(s, &out[n++], &va, ORIGIN_RANDOM, -1, -1);
 		break;
 	case STRATEGY_EVOLVE:
-	case STRATEGY_EVOLVE2:
+	case STRATEGY_EVOLVE_RF:
 		n = model_propose(s, out, n, max, seen, ctx);
 		break;
 	case STRATEGY_EVOLVE1:
@@ -904,6 +901,8 @@ double search_race_bar(const struct search *s)
 #define ANCHORS 2
 /* Of each batch, one slot in this many is kept from them for expected improvement anywhere. */
 #define EXPLORE 4
+/* evolve-rf: trees in the forest whose samples share the exploring slots. */
+#define FOREST_TREES 32
 
 struct obs {
 	struct variant va;
@@ -935,9 +934,7 @@ struct model {
 	double ls[MODEL_DIMS];   /* length scale per dimension, in units of the whole domain */
 	double *tab[MODEL_DIMS]; /* similarity of two values of a dimension at that scale */
 	double w1;               /* the weight of single effects; pairs get 1 - W0 - w1 */
-	int rf;                  /* how the random forest is used (0: not at all) */
-	size_t rf_trees;
-	double rf_eps;
+	int forest;              /* evolve-rf: a random forest shares the exploring slots */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -1058,15 +1055,7 @@ static struct model *model_new(const struct search *s)
 			m->dim_param[m->d++] = i;
 		}
 	m->nord = m->d;
-	m->rf = s->strategy == STRATEGY_EVOLVE ? 2 : 0;
-	m->rf_trees = 32;
-	m->rf_eps = 0;
-	if (s->strategy == STRATEGY_EVOLVE && getenv("TUNER_RF"))
-		m->rf = atoi(getenv("TUNER_RF"));
-	if (getenv("TUNER_RF_TREES"))
-		m->rf_trees = (size_t)atoi(getenv("TUNER_RF_TREES"));
-	if (getenv("TUNER_RF_EPS"))
-		m->rf_eps = atof(getenv("TUNER_RF_EPS"));
+	m->forest = s->strategy == STRATEGY_EVOLVE_RF;
 	for (i = 0; i < m->nord; i++)
 		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
 	for (i = 0; i < m->d; i++)
@@ -1591,14 +1580,14 @@ static size_t best_ei(struct model *m, const int *x, const double *mu, double *v
 }
 
 /*
- * The forest shortlists, the Gaussian process picks: among the candidates not
- * taken whose score is within rf_eps of the best score (ties, for a forest's
- * piecewise-constant view), the one of highest expected improvement under
- * the process, which believes every pick and so spreads a batch.
+ * A sample shortlists, the Gaussian process picks: among the candidates not
+ * taken of the highest score (a tree's prediction is piecewise constant: many
+ * tie), the one of highest expected improvement under the process, which
+ * believes every pick and so spreads a batch.
  */
-static size_t best_shortlisted(struct model *m, const int *x, const double *mu, double *var,
-                               struct scored *order, size_t nc, const unsigned char *taken,
-                               const double *score, double best)
+static size_t best_of_top(struct model *m, const int *x, const double *mu, double *var,
+                          struct scored *order, size_t nc, const unsigned char *taken,
+                          const double *score, double best)
 {
 	unsigned char *out = xcalloc(nc + 1, 1);
 	double top = -INFINITY;
@@ -1608,7 +1597,7 @@ static size_t best_shortlisted(struct model *m, const int *x, const double *mu, 
 		if (!taken[i] && score[i] > top)
 			top = score[i];
 	for (i = 0; i < nc; i++)
-		out[i] = taken[i] || score[i] < top - m->rf_eps * fabs(top) - 1e-12;
+		out[i] = taken[i] || score[i] < top;
 	pick = best_ei(m, x, mu, var, order, nc, out, best);
 	free(out);
 	return pick;
@@ -1671,7 +1660,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	struct scored *order = xcalloc(nc + 1, sizeof(*order));
 	int *x = xcalloc(nc * m->d + 1, sizeof(*x)), one[MODEL_DIMS];
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
-	double *fmu = xcalloc(nc + 1, sizeof(*fmu)), *fsc = xcalloc(nc + 1, sizeof(*fsc));
+	double *sample = NULL;
 	struct forest *rf = NULL;
 	unsigned char *taken = xcalloc(nc + 1, 1);
 	size_t i, pick, nloc = 0, at = 0, nanch, a;
@@ -1683,8 +1672,10 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	nanch = anchors(s, at, anch);
 	best = gp_data(s);
 	gp_hyper(m);
-	if (m->rf)
-		rf = forest_fit(m->X, m->y, m->n, m->d, m->nv, m->rf_trees, &s->rng);
+	if (m->forest) {
+		rf = forest_fit(m->X, m->y, m->n, m->d, m->nv, FOREST_TREES, &s->rng);
+		sample = xcalloc(nc + 1, sizeof(*sample));
+	}
 	for (i = 0; i < m->npending; i++) {
 		encode(s, &m->pending[i], one);
 		if (believe(m, one, gp_mean(m, one)) < 0)
@@ -1696,12 +1687,6 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		encode(s, &c[i], &x[i * m->d]);
 		mu[i] = gp_mean(m, &x[i * m->d]);
 		var[i] = gp_var(m, &x[i * m->d]);
-		if (rf) {
-			double fv;
-
-			forest_predict(rf, &x[i * m->d], &fmu[i], &fv);
-			fsc[i] = expected_improvement(fmu[i], fv, best);
-		}
 		if (stuck)
 			continue;
 		/* the nearest anchor, the better one at the same distance */
@@ -1717,29 +1702,9 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		}
 		if (d <= RADIUS) {
 			/* nearest first, then the better anchor's (the mean never spans 100) */
-			double key = mu[i];
-
-			if (m->rf & 1)
-				key = fmu[i] + 1e-3 * mu[i];
-			else if (m->rf & 4)
-				key = 0.5 * (fmu[i] + mu[i]);
 			order[nloc].idx = i;
-			order[nloc++].v = key - 100.0 * (double)(d * (int)nanch + r);
+			order[nloc++].v = mu[i] - 100.0 * (double)(d * (int)nanch + r);
 		}
-	}
-	if (getenv("TUNER_RF_DUMP")) {
-		FILE *df = fopen(getenv("TUNER_RF_DUMP"), "a");
-
-		for (i = 0; i < nc; i++) {
-			char *p = space_format(s->fam, &c[i]);
-			double fv = 0;
-
-			if (rf)
-				forest_predict(rf, &x[i * m->d], &fmu[i], &fv);
-			fprintf(df, "%zu\t%s\t%g\t%g\t%g\t%g\n", m->nobs, p, mu[i], var[i], fmu[i], fv);
-			free(p);
-		}
-		fclose(df);
 	}
 	qsort(order, nloc, sizeof(*order), by_value);
 	for (i = 0; i < nloc && n < max - max / EXPLORE; i++) {
@@ -1750,33 +1715,13 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			break;
 	}
 	while (n < max) {
-		int gp_only = ((m->rf & 16) && stuck) || ((m->rf & 32) && (n % 2)) ||
-		              ((m->rf & 512) && n != max - max / EXPLORE) ||
-		              ((m->rf & 1024) && n % EXPLORE != 0);
-
-		if (gp_only) {
-			pick = best_ei(m, x, mu, var, order, nc, taken, best);
-		} else if (rf && (m->rf & 8)) {
+		if (rf && forest_ntrees(rf) && !stuck && n % 2 == 0) {
+			/* Thompson sampling: one tree, drawn at random, stands for the landscape */
 			size_t t = (size_t)rng_below(&s->rng, forest_ntrees(rf));
 
-			for (i = 0; i < nc; i++) {
-				fmu[i] = forest_tree_predict(rf, t, &x[i * m->d]);
-				if (m->rf & 128) {
-					double u1 = rng_double(&s->rng), u2 = rng_double(&s->rng);
-
-					fmu[i] = mu[i] + sqrt(var[i]) * sqrt(-2 * log(u1 + 1e-300)) *
-					                     cos(2 * M_PI * u2);
-				}
-				if (m->rf & 256)
-					fmu[i] = rng_double(&s->rng);
-				if (m->rf & 64)
-					for (a = 0; a < nanch; a++)
-						if (steps(m, &x[i * m->d], anch[a]) <= RADIUS)
-							fmu[i] = -INFINITY;
-			}
-			pick = best_shortlisted(m, x, mu, var, order, nc, taken, fmu, best);
-		} else if (rf && (m->rf & 2)) {
-			pick = best_shortlisted(m, x, mu, var, order, nc, taken, fsc, best);
+			for (i = 0; i < nc; i++)
+				sample[i] = forest_tree_predict(rf, t, &x[i * m->d]);
+			pick = best_of_top(m, x, mu, var, order, nc, taken, sample, best);
 		} else {
 			pick = best_ei(m, x, mu, var, order, nc, taken, best);
 		}
@@ -1788,8 +1733,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			break;
 	}
 	forest_free(rf);
-	free(fmu);
-	free(fsc);
+	free(sample);
 	free(order);
 	free(taken);
 	free(x);

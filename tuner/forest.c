@@ -1,4 +1,5 @@
-/* A random forest of regression trees (Breiman 2001), as SMAC uses one: bootstrap, best splits, mean leaves. */
+/* A random forest of regression trees (Breiman 2001), as SMAC uses one: bootstrap, best splits,
+ * mean leaves. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,6 @@
 #define MIN_LEAF 1
 /* Deeper nodes are leaves. */
 #define MAX_DEPTH 24
-static double feat_ratio = 1;
-static int min_split = MIN_SPLIT;
 
 struct fnode {
 	int dim; /* -1: a leaf */
@@ -84,7 +83,8 @@ static void best_split(struct builder *b, const size_t *idx, size_t m, size_t j,
 		if (g > *gain) {
 			size_t r = l + 1;
 
-			/* halfway to the next level seen: the unseen ones between go to the nearer side */
+			/* halfway to the next level seen: the unseen ones between go to the nearer
+			 * side */
 			while (r + 1 < nv && !b->cnt[r])
 				r++;
 			*gain = g;
@@ -92,7 +92,8 @@ static void best_split(struct builder *b, const size_t *idx, size_t m, size_t j,
 			*eq = 0;
 		}
 	}
-	/* one level against the rest: a block size or a tile count that stands out of its neighbours */
+	/* one level against the rest: a block size or a tile count that stands out of its
+	 * neighbours */
 	for (l = 0; nv > 2 && l < nv; l++) {
 		size_t c = b->cnt[l];
 
@@ -121,7 +122,7 @@ static size_t grow(struct builder *b, size_t *idx, size_t m, int depth)
 	b->t->node[at].val = mean;
 	for (i = 0; i < m; i++)
 		sse += (b->y[idx[i]] - mean) * (b->y[idx[i]] - mean);
-	if (m < (size_t)min_split || depth >= MAX_DEPTH || sse <= 1e-12)
+	if (m < MIN_SPLIT || depth >= MAX_DEPTH || sse <= 1e-12)
 		return at;
 	/* every feature, in a random order: ties go to the first */
 	for (i = b->d; i > 1; i--) {
@@ -130,7 +131,7 @@ static size_t grow(struct builder *b, size_t *idx, size_t m, int depth)
 		b->feat[i - 1] = b->feat[k];
 		b->feat[k] = t;
 	}
-	for (i = 0; i < b->d && (i == 0 || i < (size_t)ceil(feat_ratio * (double)b->d)); i++) {
+	for (i = 0; i < b->d; i++) {
 		double before = gain;
 
 		best_split(b, idx, m, b->feat[i], total, &gain, &thr, &eq);
@@ -162,10 +163,6 @@ struct forest *forest_fit(const int *X, const double *y, size_t n, size_t d, con
 	struct builder b = {X, y, d, nv, rng, NULL, NULL, NULL, NULL};
 	size_t *idx = xcalloc(n + 1, sizeof(*idx)), maxnv = 1, i, t;
 
-	if (getenv("TUNER_RF_FEAT"))
-		feat_ratio = atof(getenv("TUNER_RF_FEAT"));
-	if (getenv("TUNER_RF_SPLIT"))
-		min_split = atoi(getenv("TUNER_RF_SPLIT"));
 	for (i = 0; i < d; i++)
 		if (nv[i] > maxnv)
 			maxnv = nv[i];

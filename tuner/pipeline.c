@@ -2065,7 +2065,7 @@ void pipeline_prefetch_for(struct pipeline *p, const char *strategy)
 	const char *env = getenv("TUNER_PREFETCH");
 
 	p->prefetch = strategy &&
-	              (!strcmp(strategy, "evolve") || !strcmp(strategy, "evolve2") ||
+	              (!strcmp(strategy, "evolve") || !strcmp(strategy, "evolve-rf") ||
 	               !strcmp(strategy, "evolve1")) &&
 	              !(env && !strcmp(env, "0"));
 }

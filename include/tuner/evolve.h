@@ -34,7 +34,7 @@ struct member {
 struct search;
 
 /* The strategies' names, for messages. */
-#define SEARCH_STRATEGIES "evolve, evolve2, evolve1, random, exhaustive"
+#define SEARCH_STRATEGIES "evolve, evolve-rf, evolve1, random, exhaustive"
 
 /* 1 if name is a strategy search_new() knows. */
 int search_strategy_known(const char *name);

@@ -1,4 +1,5 @@
-/* A random forest of regression trees over small integer features: the search's second surrogate. */
+/* A random forest of regression trees over small integer features: the search's second surrogate.
+ */
 #ifndef TUNER_FOREST_H
 #define TUNER_FOREST_H
 
