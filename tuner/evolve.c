@@ -35,8 +35,10 @@
 #define DEFAULT_MARGIN    0.03
 
 /*
- * evolve: the surrogate-guided search (below); evolve1: the evolution it
- * replaced, kept so that the two can be compared on the same landscapes.
+ * evolve: the surrogate-guided search (below); evolve-rf: the same with a
+ * random forest's samples in part of each batch (round 4, not the default);
+ * evolve1: the evolution evolve replaced, kept so that they can be compared
+ * on the same landscapes.
  */
 enum strategy {
 	STRATEGY_EVOLVE,
