@@ -1653,7 +1653,8 @@ static size_t anchors(const struct search *s, size_t at, int anch[][MODEL_DIMS])
  * anywhere in the space. Every pick is believed at its predicted value
  * before the next, and so are points still pending from earlier proposals,
  * so that a batch, or proposals made while results are still out, spread
- * instead of piling onto one peak.
+ * instead of piling onto one peak. evolve-rf: while not stuck, every other
+ * exploring slot goes to a Thompson sample of the forest instead.
  */
 static size_t model_batch(struct search *s, struct candidate *out, size_t n, size_t max,
                           const struct variant *c, size_t nc)
