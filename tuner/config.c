@@ -2021,7 +2021,8 @@ static const char *const timing_keys[] = {"warmup",  "repeats",     "launches", 
 static const char *const compile_keys[] = {"jobs", "max_spill_bytes", "timeout"};
 static const char *const l2_names[] = {"cold", "hot"};
 static const char *const sanitize_names[] = {"never", "elite", "every"};
-static const char *const strategy_names[] = {"evolve", "evolve1", "random", "exhaustive"};
+static const char *const strategy_names[] = {"evolve", "evolve-rf", "evolve1", "random",
+                                             "exhaustive"};
 
 static int load_correctness(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
 {

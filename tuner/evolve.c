@@ -8,6 +8,7 @@
 
 #include "tuner/common.h"
 #include "tuner/evolve.h"
+#include "tuner/forest.h"
 #include "tuner/rng.h"
 
 /* ------------------------------------------------------------ tunables */
@@ -34,15 +35,22 @@
 #define DEFAULT_MARGIN    0.03
 
 /*
- * evolve: the surrogate-guided search (below); evolve1: the evolution it
- * replaced, kept so that the two can be compared on the same landscapes.
+ * evolve: the surrogate-guided search (below); evolve-rf: the same with a
+ * random forest's samples in part of each batch (round 4, not the default);
+ * evolve1: the evolution evolve replaced, kept so that they can be compared
+ * on the same landscapes.
  */
-enum strategy { STRATEGY_EVOLVE, STRATEGY_EVOLVE1, STRATEGY_RANDOM, STRATEGY_EXHAUSTIVE };
+enum strategy {
+	STRATEGY_EVOLVE,
+	STRATEGY_EVOLVE_RF,
+	STRATEGY_EVOLVE1,
+	STRATEGY_RANDOM,
+	STRATEGY_EXHAUSTIVE
+};
 
 static const char *const strategy_names[] = {
-    [STRATEGY_EVOLVE] = "evolve",
-    [STRATEGY_EVOLVE1] = "evolve1",
-    [STRATEGY_RANDOM] = "random",
+    [STRATEGY_EVOLVE] = "evolve",         [STRATEGY_EVOLVE_RF] = "evolve-rf",
+    [STRATEGY_EVOLVE1] = "evolve1",       [STRATEGY_RANDOM] = "random",
     [STRATEGY_EXHAUSTIVE] = "exhaustive",
 };
 
@@ -237,7 +245,7 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 	space_baseline(s->fam, &s->baseline_va);
 	normalize(s, &s->baseline_va);
 	s->size = space_size(s->fam);
-	if (s->strategy == STRATEGY_EVOLVE)
+	if (s->strategy == STRATEGY_EVOLVE || s->strategy == STRATEGY_EVOLVE_RF)
 		s->model = model_new(s);
 	return s;
 }
@@ -551,6 +559,7 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 			emit(s, &out[n++], &va, ORIGIN_RANDOM, -1, -1);
 		break;
 	case STRATEGY_EVOLVE:
+	case STRATEGY_EVOLVE_RF:
 		n = model_propose(s, out, n, max, seen, ctx);
 		break;
 	case STRATEGY_EVOLVE1:
@@ -894,6 +903,8 @@ double search_race_bar(const struct search *s)
 #define ANCHORS 2
 /* Of each batch, one slot in this many is kept from them for expected improvement anywhere. */
 #define EXPLORE 4
+/* evolve-rf: trees in the forest whose samples share the exploring slots. */
+#define FOREST_TREES 32
 
 struct obs {
 	struct variant va;
@@ -925,6 +936,7 @@ struct model {
 	double ls[MODEL_DIMS];   /* length scale per dimension, in units of the whole domain */
 	double *tab[MODEL_DIMS]; /* similarity of two values of a dimension at that scale */
 	double w1;               /* the weight of single effects; pairs get 1 - W0 - w1 */
+	int forest;              /* evolve-rf: a random forest shares the exploring slots */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -1045,6 +1057,7 @@ static struct model *model_new(const struct search *s)
 			m->dim_param[m->d++] = i;
 		}
 	m->nord = m->d;
+	m->forest = s->strategy == STRATEGY_EVOLVE_RF;
 	for (i = 0; i < m->nord; i++)
 		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
 	for (i = 0; i < m->d; i++)
@@ -1568,6 +1581,30 @@ static size_t best_ei(struct model *m, const int *x, const double *mu, double *v
 	return pick;
 }
 
+/*
+ * A sample shortlists, the Gaussian process picks: among the candidates not
+ * taken of the highest score (a tree's prediction is piecewise constant: many
+ * tie), the one of highest expected improvement under the process, which
+ * believes every pick and so spreads a batch.
+ */
+static size_t best_of_top(struct model *m, const int *x, const double *mu, double *var,
+                          struct scored *order, size_t nc, const unsigned char *taken,
+                          const double *score, double best)
+{
+	unsigned char *out = xcalloc(nc + 1, 1);
+	double top = -INFINITY;
+	size_t i, pick;
+
+	for (i = 0; i < nc; i++)
+		if (!taken[i] && score[i] > top)
+			top = score[i];
+	for (i = 0; i < nc; i++)
+		out[i] = taken[i] || score[i] < top;
+	pick = best_ei(m, x, mu, var, order, nc, out, best);
+	free(out);
+	return pick;
+}
+
 /* The best fitness observed and where (-1 when nothing has been timed). */
 static double incumbent(const struct model *m, size_t *at)
 {
@@ -1616,7 +1653,8 @@ static size_t anchors(const struct search *s, size_t at, int anch[][MODEL_DIMS])
  * anywhere in the space. Every pick is believed at its predicted value
  * before the next, and so are points still pending from earlier proposals,
  * so that a batch, or proposals made while results are still out, spread
- * instead of piling onto one peak.
+ * instead of piling onto one peak. evolve-rf: while not stuck, every other
+ * exploring slot goes to a Thompson sample of the forest instead.
  */
 static size_t model_batch(struct search *s, struct candidate *out, size_t n, size_t max,
                           const struct variant *c, size_t nc)
@@ -1625,6 +1663,8 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	struct scored *order = xcalloc(nc + 1, sizeof(*order));
 	int *x = xcalloc(nc * m->d + 1, sizeof(*x)), one[MODEL_DIMS];
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
+	double *sample = NULL;
+	struct forest *rf = NULL;
 	unsigned char *taken = xcalloc(nc + 1, 1);
 	size_t i, pick, nloc = 0, at = 0, nanch, a;
 	int stuck, anch[ANCHORS][MODEL_DIMS];
@@ -1635,6 +1675,10 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	nanch = anchors(s, at, anch);
 	best = gp_data(s);
 	gp_hyper(m);
+	if (m->forest) {
+		rf = forest_fit(m->X, m->y, m->n, m->d, m->nv, FOREST_TREES, &s->rng);
+		sample = xcalloc(nc + 1, sizeof(*sample));
+	}
 	for (i = 0; i < m->npending; i++) {
 		encode(s, &m->pending[i], one);
 		if (believe(m, one, gp_mean(m, one)) < 0)
@@ -1674,7 +1718,16 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			break;
 	}
 	while (n < max) {
-		pick = best_ei(m, x, mu, var, order, nc, taken, best);
+		if (rf && forest_ntrees(rf) && !stuck && n % 2 == 0) {
+			/* Thompson sampling: one tree, drawn at random, stands for the landscape */
+			size_t t = (size_t)rng_below(&s->rng, forest_ntrees(rf));
+
+			for (i = 0; i < nc; i++)
+				sample[i] = forest_tree_predict(rf, t, &x[i * m->d]);
+			pick = best_of_top(m, x, mu, var, order, nc, taken, sample, best);
+		} else {
+			pick = best_ei(m, x, mu, var, order, nc, taken, best);
+		}
 		if (pick == nc)
 			break;
 		taken[pick] = 1;
@@ -1682,6 +1735,8 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
 			break;
 	}
+	forest_free(rf);
+	free(sample);
 	free(order);
 	free(taken);
 	free(x);

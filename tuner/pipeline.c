@@ -2064,7 +2064,9 @@ void pipeline_prefetch_for(struct pipeline *p, const char *strategy)
 {
 	const char *env = getenv("TUNER_PREFETCH");
 
-	p->prefetch = strategy && (!strcmp(strategy, "evolve") || !strcmp(strategy, "evolve1")) &&
+	p->prefetch = strategy &&
+	              (!strcmp(strategy, "evolve") || !strcmp(strategy, "evolve-rf") ||
+	               !strcmp(strategy, "evolve1")) &&
 	              !(env && !strcmp(env, "0"));
 }
 

@@ -34,14 +34,14 @@ struct member {
 struct search;
 
 /* The strategies' names, for messages. */
-#define SEARCH_STRATEGIES "evolve, evolve1, random, exhaustive"
+#define SEARCH_STRATEGIES "evolve, evolve-rf, evolve1, random, exhaustive"
 
 /* 1 if name is a strategy search_new() knows. */
 int search_strategy_known(const char *name);
 
 /*
- * A search over cfg->fam's declared space; strategy is "evolve", "evolve1",
- * "random" or "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
+ * A search over cfg->fam's declared space; strategy is "evolve", "evolve-rf",
+ * "evolve1", "random" or "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
  * cfg->elite and cfg->margin. cfg must outlive the search. Every random choice
  * comes from the search's one RNG, seeded at each proposal call from (seed,
  * generation, number of the call within the generation): the same seed and the
@@ -69,6 +69,10 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
  * results brought nothing better). Points proposed and not yet observed count as
  * pending: results may arrive in any order. Proposals depend on the
  * observations and the pending points, not on earlier calls' model fits.
+ * evolve-rf: evolve, with half of the exploring slots (while the run
+ * improves) taken by Thompson samples of a random forest fitted beside the
+ * process: one tree drawn at random, and among the points it rates best the
+ * one of highest expected improvement under the process.
  * evolve1 (the evolution evolve replaced): generation 0 is random valid
  * configurations; later generations first take the unseen one- and two-step
  * neighbours of the breeding pool's best members (the best correct variants

@@ -415,9 +415,10 @@ static void test_random_is_spread(void **state)
 /* On a single-optimum landscape both evolutions need far fewer evaluations than the space has. */
 static void test_evolve_finds_optimum(void **state)
 {
-	static const char *const strategies[] = {"evolve", "evolve1"};
+	static const char *const strategies[] = {"evolve", "evolve-rf", "evolve1"};
 	enum { SEEDS = 15, BUDGET = 1500 };
-	int evo[SEEDS], rnd[SEEDS], i, k, nvalid = count_valid();
+	int evo[SEEDS], rnd[SEEDS], i, nvalid = count_valid();
+	size_t k;
 	double evo_mean, rnd_mean = 0;
 
 	for (i = 0; i < SEEDS; i++) {
@@ -426,7 +427,7 @@ static void test_evolve_finds_optimum(void **state)
 	}
 	rnd_mean /= SEEDS;
 	qsort(rnd, SEEDS, sizeof(int), int_cmp);
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < ARRAY_SIZE(strategies); k++) {
 		evo_mean = 0;
 		for (i = 0; i < SEEDS; i++) {
 			evo[i] = evaluations_to_optimum(strategies[k], 100 + (unsigned long long)i,
@@ -474,12 +475,12 @@ static size_t run_logged(const char *strategy, unsigned long long seed, int gens
 /* The same seed and the same observations give the same proposals; another seed does not. */
 static void test_evolve_deterministic(void **state)
 {
-	static const char *const strategies[] = {"evolve", "evolve1"};
+	static const char *const strategies[] = {"evolve", "evolve-rf", "evolve1"};
 	static struct candidate a[200], b[200], c[200];
 	size_t na, nb, nc, i, k;
 	int differ;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < ARRAY_SIZE(strategies); k++) {
 		na = run_logged(strategies[k], 42, 8, a, ARRAY_SIZE(a));
 		nb = run_logged(strategies[k], 42, 8, b, ARRAY_SIZE(b));
 		nc = run_logged(strategies[k], 43, 8, c, ARRAY_SIZE(c));
@@ -544,6 +545,7 @@ static void resume_reproduces(const char *strategy)
 static void test_resume_reproduces(void **state)
 {
 	resume_reproduces("evolve");
+	resume_reproduces("evolve-rf");
 	resume_reproduces("evolve1");
 }
 
@@ -579,12 +581,12 @@ static void test_evolve_design_covers(void **state)
  * a few at a time while others are still out, and results come back shuffled.
  * Nothing is proposed twice, and the optimum is found about as fast.
  */
-static int racing_to_optimum(unsigned long long seed, int racing)
+static int racing_to_optimum(const char *strategy, unsigned long long seed, int racing)
 {
 	enum { BATCH = 4, BUDGET = 1500 };
 	struct candidate cands[BATCH], out[3 * BATCH];
 	struct fake_db *db = calloc(1, sizeof(*db));
-	struct search *s = search_new(&cfg, "evolve", seed);
+	struct search *s = search_new(&cfg, strategy, seed);
 	struct rng r;
 	size_t nout = 0, i, n;
 	int evals = 0, call;
@@ -626,67 +628,43 @@ out:
 	return evals;
 }
 
-static void test_evolve_out_of_order(void **state)
+static void out_of_order(const char *strategy)
 {
 	enum { SEEDS = 11 };
 	int inorder[SEEDS], racing[SEEDS], i;
 
 	for (i = 0; i < SEEDS; i++) {
-		inorder[i] = racing_to_optimum(200 + (unsigned long long)i, 0);
-		racing[i] = racing_to_optimum(200 + (unsigned long long)i, 1);
+		inorder[i] = racing_to_optimum(strategy, 200 + (unsigned long long)i, 0);
+		racing[i] = racing_to_optimum(strategy, 200 + (unsigned long long)i, 1);
 	}
 	qsort(inorder, SEEDS, sizeof(int), int_cmp);
 	qsort(racing, SEEDS, sizeof(int), int_cmp);
-	print_message("evaluations to the optimum, batches of 4: in order median %d max %d, "
+	print_message("%s: evaluations to the optimum, batches of 4: in order median %d max %d, "
 	              "racing median %d max %d\n",
-	              inorder[SEEDS / 2], inorder[SEEDS - 1], racing[SEEDS / 2], racing[SEEDS - 1]);
+	              strategy, inorder[SEEDS / 2], inorder[SEEDS - 1], racing[SEEDS / 2],
+	              racing[SEEDS - 1]);
 	assert_true(racing[SEEDS - 1] <= 1500);
 	assert_true(racing[SEEDS / 2] <= inorder[SEEDS / 2] * 3 / 2 + 8);
 }
 
-/*
- * A space of 11130 valid points of 22272 (the dedispersion kernel's of the
- * benchmark hub): proposals stay cheap next to a compile. Prints the cost.
- */
-static void test_evolve_proposal_cost(void **state)
+static void test_evolve_out_of_order(void **state)
 {
-	static long long bx[] = {1, 2, 4, 8, 16, 32}, tx[] = {1, 2, 3, 4},
-			 ty[] = {1, 2, 3, 4, 5, 6, 7, 8}, st[] = {0, 1}, one[] = {1};
-	static long long by[29];
-	static const char *const cons[] = {"32 <= X * Y && X * Y <= 1024", "TX > 1 || SX == 0",
-	                                   "TY > 1 || SY == 0"};
-	const char *names[] = {"X", "Y", "Z", "TX", "TY", "SX", "SY"};
-	long long *doms[] = {bx, by, one, tx, ty, st, st};
-	size_t sizes[] = {6, 29, 1, 4, 8, 2, 2}, i, n, proposals = 0;
-	struct config big = cfg;
+	out_of_order("evolve");
+	out_of_order("evolve-rf");
+}
+
+/* Time 12 generations of 16 proposals on big, observed on a smooth landscape. */
+static void proposal_cost(const struct config *big, const char *strategy, long long **doms,
+                          const size_t *sizes)
+{
 	struct candidate cands[16];
 	struct expr_err err;
-	struct search *s;
+	struct search *s = search_new(big, strategy, 1);
 	unsigned long long valid_points = 0, p;
+	size_t i, n, proposals = 0;
 	double t0, secs = 0;
 	int gen;
 
-	for (i = 0; i < 29; i++)
-		by[i] = 32 + 8 * (long long)i;
-	memset(&big.fam, 0, sizeof(big.fam));
-	big.fam.name = "big";
-	big.fam.problem = cfg.fam.problem;
-	big.fam.nparams = 7;
-	for (i = 0; i < 7; i++) {
-		big.fam.params[i].name = (char *)names[i];
-		big.fam.params[i].values = doms[i];
-		big.fam.params[i].nvalues = sizes[i];
-		big.fam.baseline[i] = doms[i][0];
-	}
-	big.fam.baseline[0] = 8;
-	big.fam.constraints = calloc(3, sizeof(*big.fam.constraints));
-	assert_non_null(big.fam.constraints);
-	for (i = 0; i < 3; i++) {
-		big.fam.constraints[i].e = expr_parse(cons[i], &err);
-		assert_non_null(big.fam.constraints[i].e);
-	}
-	big.fam.nconstraints = 3;
-	s = search_new(&big, "evolve", 1);
 	for (gen = 0; gen < 12; gen++) {
 		t0 = now_seconds();
 		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
@@ -714,21 +692,63 @@ static void test_evolve_proposal_cost(void **state)
 		struct space_scope sc;
 		long long v, ok = 1;
 
-		space_point(&big.fam, p, &va);
-		space_scope_init(&sc, &big, &va, NULL);
+		space_point(&big->fam, p, &va);
+		space_scope_init(&sc, big, &va, NULL);
 		for (i = 0; i < 3 && ok; i++)
-			assert_int_equal(expr_eval(big.fam.constraints[i].e, &sc.scope, &v, &err),
+			assert_int_equal(expr_eval(big->fam.constraints[i].e, &sc.scope, &v, &err),
 			                 0),
 			    ok = v;
 		valid_points += (unsigned long long)ok;
 	}
 	assert_int_equal(valid_points, 11130);
-	print_message("%zu proposals at %llu valid points: %.0f microseconds each\n", proposals,
-	              valid_points, 1e6 * secs / (double)proposals);
+	print_message("%s: %zu proposals at %llu valid points: %.0f microseconds each\n", strategy,
+	              proposals, valid_points, 1e6 * secs / (double)proposals);
 	assert_int_equal(proposals, 12 * 16);
 	/* a compile takes about a second: a proposal must stay far below (sanitizers included) */
 	assert_true(secs / (double)proposals < 0.1);
 	search_free(s);
+}
+
+/*
+ * A space of 11130 valid points of 22272 (the dedispersion kernel's of the
+ * benchmark hub): proposals stay cheap next to a compile. Prints the cost.
+ */
+static void test_evolve_proposal_cost(void **state)
+{
+	static long long bx[] = {1, 2, 4, 8, 16, 32}, tx[] = {1, 2, 3, 4},
+			 ty[] = {1, 2, 3, 4, 5, 6, 7, 8}, st[] = {0, 1}, one[] = {1};
+	static long long by[29];
+	static const char *const cons[] = {"32 <= X * Y && X * Y <= 1024", "TX > 1 || SX == 0",
+	                                   "TY > 1 || SY == 0"};
+	const char *names[] = {"X", "Y", "Z", "TX", "TY", "SX", "SY"};
+	long long *doms[] = {bx, by, one, tx, ty, st, st};
+	static const char *const strategies[] = {"evolve", "evolve-rf"};
+	size_t sizes[] = {6, 29, 1, 4, 8, 2, 2}, i, k;
+	struct config big = cfg;
+	struct expr_err err;
+
+	for (i = 0; i < 29; i++)
+		by[i] = 32 + 8 * (long long)i;
+	memset(&big.fam, 0, sizeof(big.fam));
+	big.fam.name = "big";
+	big.fam.problem = cfg.fam.problem;
+	big.fam.nparams = 7;
+	for (i = 0; i < 7; i++) {
+		big.fam.params[i].name = (char *)names[i];
+		big.fam.params[i].values = doms[i];
+		big.fam.params[i].nvalues = sizes[i];
+		big.fam.baseline[i] = doms[i][0];
+	}
+	big.fam.baseline[0] = 8;
+	big.fam.constraints = calloc(3, sizeof(*big.fam.constraints));
+	assert_non_null(big.fam.constraints);
+	for (i = 0; i < 3; i++) {
+		big.fam.constraints[i].e = expr_parse(cons[i], &err);
+		assert_non_null(big.fam.constraints[i].e);
+	}
+	big.fam.nconstraints = 3;
+	for (k = 0; k < ARRAY_SIZE(strategies); k++)
+		proposal_cost(&big, strategies[k], doms, sizes);
 	for (i = 0; i < 3; i++)
 		expr_free(big.fam.constraints[i].e);
 	free(big.fam.constraints);
