@@ -67,6 +67,11 @@ def main():
     print(f"  spread of the wait's return over the blocks  {med(waited_last - waited)}")
     print(f"  first entry before the call's wait returns   {med(waited - entry)}")
     print(f"  SMs used: {len(np.unique(sel[:, :, 0, 30]))}")
+    # Where a call's blocks ran: two of one call on an SM share its tensor cores and SFUs.
+    doubled = [int(np.sum(np.bincount(sel[c, :, 0, 30].astype(np.int64)) >= 2))
+               for c in range(sel.shape[0])]
+    print(f"  SMs running two or more blocks of one call: median {np.median(doubled):.0f}, "
+          f"max {max(doubled)} (of {blocks} blocks)")
 
 
 if __name__ == "__main__":
