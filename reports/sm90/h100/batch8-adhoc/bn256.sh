@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run from a directory one level below the repository root (it was wip/): bash wip/bn256.sh; its output,
 # printed to the device call, is bn256.out beside it (commit a7abcc0's template).
-# ad-hoc: stream-K and split-KV at the mission shape, PDL on (wip, not committed)
+# Ad hoc (batch 8): BLOCK_N = 256 (and 192) against 128 at the small shapes, PDL on.
 cd "$(dirname "$0")/.."
 . scripts/sm90_tools.sh
 W=/tmp/sktry; mkdir -p $W
