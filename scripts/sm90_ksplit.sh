@@ -53,11 +53,6 @@ SANITIZE="64 128 2 2 0 1 0 0 1 1 2
 64 64 2 4 0 0 0 0 1 1 2
 128 128 2 2 0 1 3 0 1 1 2"
 
-# The sidecar's smem_bytes.
-smem() {
-	echo $((1024 + (64 * $3 / ${11} * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 +
-		(${11} > 1 ? ($1 / 8 + 1) * 2048 : 0) + 8 * (2 + 4 * $4)))
-}
 name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_ks${11}${12:-}"; }
 build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT [_san]
 	local n; n=$(name "$@")

@@ -1,13 +1,20 @@
 # Sourced by the flash_fwd_sm90 device scripts (sm90_dev.sh, sm90_ksplit.sh, sm90_streamk.sh,
 # sm90_pdl.sh): builds their two tools into build/, NVRTC as tuner compiles (build/nvrtc_compile)
 # and the check-and-time driver (build/sm90_dev), and exits the script when either does not build;
-# median_table prints their timings.
+# smem gives a configuration's shared memory, median_table prints the timings.
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p build
 cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrtc \
 	-Wl,-rpath,"$CUDA/lib64" -o build/nvrtc_compile || exit 1
 "$CUDA/bin/nvcc" -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a scripts/sm90_dev.cu \
 	-lcuda -o build/sm90_dev || exit 1
+
+# The sidecar's smem_bytes for a configuration D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE
+# PERSISTENT OCCUPANCY SPLITS KSPLIT (the order of sm90_ksplit.sh, sm90_pdl.sh, sm90_timeline.sh).
+smem() {
+	echo $((1024 + (64 * $3 / ${11} * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 +
+		(${11} > 1 ? ($1 / 8 + 1) * 2048 : 0) + 8 * (2 + 4 * $4)))
+}
 
 # The CUDA-event medians of sm90_dev --time lines in RESULTS, one row per build, one column per shape.
 median_table() {
