@@ -78,7 +78,7 @@ static int tied(const struct export_entry *a, const struct export_entry *b)
  * intervals apart) on two or more shapes, which the elite's admission refuses
  * whatever the geometric mean (evolve_admits).
  */
-static void print_regressions(const struct ranking *r, const struct export_entry *e)
+static size_t print_regressions(const struct ranking *r, const struct export_entry *e)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i, n = 0;
@@ -97,6 +97,32 @@ static void print_regressions(const struct ranking *r, const struct export_entry
 		    "        --per-shape' gives each shape its fastest)\n",
 		    n, sb.buf);
 	sb_release(&sb);
+	return n;
+}
+
+/*
+ * Why a correct variant that regresses on fewer than two shapes is not in the
+ * elite: the elite is full, and the admission takes a variant only when it beats
+ * the weakest member by the run's margin beyond noise (evolve_admits); a member
+ * it displaced was the weakest at the time.
+ */
+static void print_outranked(const struct ranking *r)
+{
+	const struct export_entry *weakest = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n; i++)
+		if (r->v[i].elite) {
+			n++;
+			if (!weakest || r->v[i].fitness < weakest->fitness)
+				weakest = &r->v[i];
+		}
+	if (weakest)
+		printf("        the elite is full (%zu member%s) and takes a variant only when it\n"
+		       "        beats the weakest, rank %d at x%.3f [%.3f, %.3f], by the run's\n"
+		       "        margin beyond noise\n",
+		       n, n == 1 ? "" : "s", weakest->rank, weakest->fitness, weakest->fitness_lo,
+		       weakest->fitness_hi);
 }
 
 static void print_table(const struct ranking *r, size_t k)
@@ -126,8 +152,8 @@ static void print_table(const struct ranking *r, size_t k)
 			printf("        within noise of rank %d: tied members are listed by "
 			       "parameters\n",
 			       e->rank - 1);
-		if (!e->elite)
-			print_regressions(r, e);
+		if (!e->elite && print_regressions(r, e) < 2)
+			print_outranked(r);
 		printf("        %s\n", e->params);
 		print_timings(r, e->t);
 	}
@@ -147,7 +173,8 @@ const struct cmd cmd_top_entry = {
 	     "baseline with its 95% interval, and each shape's median time and\n"
 	     "speedup. The best measured is rank 1; below it, elite members within\n"
 	     "noise of each other (the run's margin, or overlapping intervals) are\n"
-	     "listed by their parameters, so two runs that found them agree.\n"
+	     "listed by their parameters, so two runs that found them agree. A\n"
+	     "correct variant ranked after the elite says why it is not in it.\n"
 	     "\n"
 	     "  --k N        how many, 1 to 100000 (default 3)\n"
 	     "  --run ID     the run (default: the latest completed run)\n"
