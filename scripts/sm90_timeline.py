@@ -34,7 +34,10 @@ def main():
     first = int(sys.argv[2]) if len(sys.argv) > 2 else 23
     ncalls = int(sys.argv[3]) if len(sys.argv) > 3 else 20
     raw = open(path, "rb").read()
-    gx, gy, gz, _ = struct.unpack("4i", raw[:16])
+    gx, gy, gz, n = struct.unpack("4i", raw[:16])
+    if n != CALLS * BLOCKS * 4 * SLOTS:
+        sys.exit(f"{path}: {n} stamps, not the patch's {CALLS} x {BLOCKS} x 4 x {SLOTS}: "
+                 "a build patched by another version of scripts/sm90_timeline.patch")
     tl = np.frombuffer(raw[16:], dtype=np.uint64).astype(np.int64).reshape(
         CALLS, BLOCKS, 4, SLOTS)
     blocks = min(gx * gy * gz, BLOCKS)
