@@ -7,24 +7,12 @@
  * serialization, for each N. If the period is the blocks' life after the wait plus a fixed
  * hand-off, it grows by N cycles a call.
  *
- *   nvcc -O2 -std=c++17 -arch=sm_90a scripts/pdl_floor.cu -o pdl_floor && ./pdl_floor [GRID]
+ *   nvcc -O2 -std=c++17 -arch=sm_90a scripts/pdl_floor.cu -lcuda -o pdl_floor && ./pdl_floor [GRID]
  */
-#include <cuda_runtime.h>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
 
-#define RT(x)                                                                                      \
-	do {                                                                                       \
-		cudaError_t e_ = (x);                                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-			        cudaGetErrorString(e_));                                           \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "sm90_dev_common.h" /* RT, sm90_median_us */
 
 __global__ void __launch_bounds__(384, 1) spin(long long n, int *sink)
 {
@@ -42,6 +30,7 @@ __global__ void __launch_bounds__(384, 1) spin(long long n, int *sink)
 	}
 }
 
+/* The median µs a call of graphs of 20 back-to-back calls (sm90_median_us, BENCH.md). */
 static double per_call_us(cudaStream_t st, int grid, int smem, long long n, int pdl, int *sink)
 {
 	cudaLaunchAttribute attr = {};
@@ -54,31 +43,7 @@ static double per_call_us(cudaStream_t st, int grid, int smem, long long n, int 
 	cfg.stream = st;
 	cfg.attrs = &attr;
 	cfg.numAttrs = pdl;
-	cudaGraph_t g;
-	cudaGraphExec_t ge;
-	RT(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-	for (int i = 0; i < 20; i++)
-		RT(cudaLaunchKernelEx(&cfg, spin, n, sink));
-	RT(cudaStreamEndCapture(st, &g));
-	RT(cudaGraphInstantiate(&ge, g, 0));
-	cudaEvent_t e0, e1;
-	RT(cudaEventCreate(&e0));
-	RT(cudaEventCreate(&e1));
-	std::vector<float> v;
-	for (int s = 0; s < 33; s++) {
-		float ms;
-		RT(cudaEventRecord(e0, st));
-		RT(cudaGraphLaunch(ge, st));
-		RT(cudaEventRecord(e1, st));
-		RT(cudaEventSynchronize(e1));
-		RT(cudaEventElapsedTime(&ms, e0, e1));
-		if (s >= 3)
-			v.push_back(ms * 1000.0f / 20);
-	}
-	std::sort(v.begin(), v.end());
-	RT(cudaGraphExecDestroy(ge));
-	RT(cudaGraphDestroy(g));
-	return v[v.size() / 2];
+	return sm90_median_us(st, [&]() { RT(cudaLaunchKernelEx(&cfg, spin, n, sink)); });
 }
 
 int main(int argc, char **argv)
