@@ -114,19 +114,6 @@ if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 		--contest _ks2 --json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
 fi
 
-{
-	echo "sm90_ksplit.sh: $(($(date +%s) - start)) s; $(grep -c '^PASS' "$WORK/results.txt") PASS," \
-		"$(grep -c '^FAIL' "$WORK/results.txt") FAIL, $(grep -c '^RC\|^SKIP' "$WORK/results.txt")" \
-		"RC/SKIP"
-	grep -h "BUILD FAILED\|error" "$WORK"/cubin/*.log | head -5
-	# (a sanitize build serialises wgmma: it is for checking, not timing)
-	grep "spill stores\|C75" "$WORK/ptxas.txt" | grep -v " 0 bytes spill stores\|_san.log" | head -5
-	grep -E "^FAIL|^RC |^SKIP|violations \(" "$WORK/results.txt" | cut -c1-220 | head -20
-	echo
-	echo "median µs per launch (CUDA events, graphs of 20), by config and shape:"
-	median_table "$WORK/results.txt"
-	echo
-	[ -f "$WORK/bench.md" ] && cat "$WORK/bench.md"
-} | tee "$WORK/ksplit.log"
+batch_summary sm90_ksplit.sh | tee "$WORK/ksplit.log"
 cp "$WORK/ksplit.log" "$DEST/"
 (cd /tmp && tar czf "$DEST/ksplit.tgz" --exclude='*.cubin' sm90ksplit)

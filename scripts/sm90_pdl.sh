@@ -101,18 +101,6 @@ if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 		--contest _pdl1 --json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
 fi
 
-{
-	echo "sm90_pdl.sh: $(($(date +%s) - start)) s; $(grep -c '^PASS' "$WORK/results.txt") PASS," \
-		"$(grep -c '^FAIL' "$WORK/results.txt") FAIL, $(grep -c '^RC\|^SKIP' "$WORK/results.txt")" \
-		"RC/SKIP"
-	grep -h "BUILD FAILED\|error" "$WORK"/cubin/*.log | head -5
-	grep "spill stores\|C75" "$WORK/ptxas.txt" | grep -v " 0 bytes spill stores\|_san.log" | head -5
-	grep -E "^FAIL|^RC |^SKIP|violations \(" "$WORK/results.txt" | cut -c1-220 | head -20
-	echo
-	echo "median µs per launch (CUDA events, graphs of 20), by config and shape:"
-	median_table "$WORK/results.txt"
-	echo
-	[ -f "$WORK/bench.md" ] && cat "$WORK/bench.md"
-} | tee "$WORK/pdl.log"
+batch_summary sm90_pdl.sh | tee "$WORK/pdl.log"
 cp "$WORK/pdl.log" "$DEST/"
 (cd /tmp && tar czf "$DEST/pdl.tgz" --exclude='*.cubin' sm90pdl)

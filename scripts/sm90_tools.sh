@@ -1,7 +1,8 @@
 # Sourced by the flash_fwd_sm90 device scripts (sm90_dev.sh, sm90_ksplit.sh, sm90_streamk.sh,
 # sm90_pdl.sh): builds their two tools into build/, NVRTC as tuner compiles (build/nvrtc_compile)
 # and the check-and-time driver (build/sm90_dev), and exits the script when either does not build;
-# smem gives a configuration's shared memory, median_table prints the timings.
+# smem gives a configuration's shared memory, median_table prints the timings, batch_summary a
+# check-and-time batch's whole summary.
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p build
 cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrtc \
@@ -28,4 +29,22 @@ median_table() {
 		          for (j = 1; j <= ns; j++)
 		              printf " %13s", ((order[i], shapes[j]) in us) ? us[order[i], shapes[j]] : "-"
 		          print "" } }'
+}
+
+# The summary of a check-and-time batch in $WORK (sm90_ksplit.sh, sm90_pdl.sh), begun at $start:
+# counts of PASS, FAIL and RC/SKIP lines, build errors, spills and serialised wgmma (C75: a
+# sanitize build serialises wgmma, it is for checking, not timing), the failures, the medians,
+# and bench_sm90.py's contest when it ran.
+batch_summary() { # NAME
+	echo "$1: $(($(date +%s) - start)) s; $(grep -c '^PASS' "$WORK/results.txt") PASS," \
+		"$(grep -c '^FAIL' "$WORK/results.txt") FAIL, $(grep -c '^RC\|^SKIP' "$WORK/results.txt")" \
+		"RC/SKIP"
+	grep -h "BUILD FAILED\|error" "$WORK"/cubin/*.log | head -5
+	grep "spill stores\|C75" "$WORK/ptxas.txt" | grep -v " 0 bytes spill stores\|_san.log" | head -5
+	grep -E "^FAIL|^RC |^SKIP|violations \(" "$WORK/results.txt" | cut -c1-220 | head -20
+	echo
+	echo "median µs per launch (CUDA events, graphs of 20), by config and shape:"
+	median_table "$WORK/results.txt"
+	echo
+	[ -f "$WORK/bench.md" ] && cat "$WORK/bench.md"
 }
