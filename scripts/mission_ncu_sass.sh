@@ -16,14 +16,10 @@ mkdir -p "$OUT/cubin"
 CONFIGS=${CONFIGS:-"64 128 2 2 0 0 0 2 1
 64 128 2 2 1 1 0 2 1"}
 SHAPE=${SHAPE:-1,8,512,64}
-smem() { # D BN C ST KSPLIT PERSISTENT
-	echo $((1024 + (64 * $3 / $5 * (1 + ($6 > 0)) + 2 * $4 * $2) * $1 * 2 +
-		($5 > 1) * ($1 / 8 + 1) * 2048 + 8 * (2 + 4 * $4)))
-}
 echo "$CONFIGS" | while read -r d bn c st pp ov r ks pdl pe; do
 	pe=${pe:-0}
 	n=d${d}_bn${bn}_c${c}_s${st}_pp${pp}_ov${ov}_r${r}_ks${ks}_pdl${pdl}_pe${pe}
-	s=$(smem "$d" "$bn" "$c" "$st" "$ks" "$pe")
+	s=$(smem "$d" "$bn" "$c" "$st" "$pp" "$ov" "$r" "$pe" 1 1 "$ks") # sm90_tools.sh's
 	build/nvrtc_compile -o "$OUT/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
 		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
 		-DBLOCK_N="$bn" -DCONSUMERS="$c" -DSTAGES="$st" -DPINGPONG="$pp" -DOVERLAP="$ov" \
