@@ -281,10 +281,11 @@ def load(cubins, name):
     # D, BLOCK_N, CONSUMERS, STAGES, PERSISTENT, SPLITS, STREAMK, KSPLIT: what the launch depends on.
     f = dict(re.findall(r"([a-z]+)(\d+)", name))
     d, bn, c, st, pe = (int(f[k]) for k in ("d", "bn", "c", "s", "pe"))
-    ks = int(f.get("ks", 1))
+    ks, sp = int(f.get("ks", 1)), int(f.get("sp", 1))
     smem = 1024 + (64 * c // ks * (1 + (pe > 0)) + 2 * st * bn) * d * 2 + \
-        (ks > 1) * (d // 8 + 1) * 2048 + 8 * (2 + 4 * st)
-    return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, int(f.get("sp", 1)),
+        (ks > 1) * (d // 8 + 1) * 2048 + \
+        (sp > 1) * (c // ks * (sp - 1) * (d // 8 + 1) * 2048 // sp + 8 * c // ks) + 8 * (2 + 4 * st)
+    return Kernel(os.path.join(cubins, name + ".cubin"), bn, c, smem, pe, sp,
                   int(f.get("sk", 0)), ks, int(f.get("pdl", 0)))
 
 

@@ -10,6 +10,7 @@
 #
 #   scripts/sm90_pdl.sh     # $OUT (default build/sm90_pdl) receives pdl.log, pdl.tgz
 #   QUICK=1 scripts/sm90_pdl.sh   # checks only
+#   CONTEST=_sp2 scripts/sm90_pdl.sh   # the contest: the fastest named ..._sp2.. against the rest
 #
 # A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY
 # SPLITS KSPLIT (scripts/sm90_ksplit.sh's); each is built with PDL 0 and 1.
@@ -44,9 +45,9 @@ CONFIGS=${CONFIGS:-"64 128 2 2 0 0 0 0 1 1 2
 64 128 3 4 1 1 3 0 1 1 1
 128 160 2 2 1 1 3 132 1 1 1
 128 128 2 2 1 1 3 132 1 1 1"}
-SANITIZE="64 128 2 2 0 0 0 0 1 1 2
+SANITIZE=${SANITIZE:-"64 128 2 2 0 0 0 0 1 1 2
 64 128 1 2 0 1 0 0 2 2 1
-128 128 2 2 1 1 3 132 1 1 1"
+128 128 2 2 1 1 3 132 1 1 1"}
 
 name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_ks${11}_pdl${12}${13:-}"; }
 build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT PDL [_san]
@@ -98,7 +99,7 @@ log "sanitize builds"
 echo "$SANITIZE" | while read -r cfg; do run $cfg 1 _san; done >>"$WORK/results.txt" 2>&1
 if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 	python3 scripts/bench_sm90.py --results "$WORK/results.txt" --cubins "$WORK/cubin" \
-		--contest _pdl1 --json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
+		--contest "${CONTEST:-_pdl1}" --json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
 fi
 
 batch_summary sm90_pdl.sh | tee "$WORK/pdl.log"

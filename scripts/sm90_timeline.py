@@ -21,7 +21,8 @@ import numpy as np
 NAMES = {1: "barriers initialised", 2: "after griddepcontrol.wait", 3: "producer: Q issued",
          4: "producer: every load issued", 5: "consumer: Q landed", 25: "last P V done",
          26: "key-split merge", 27: "epilogue: O staged", 28: "epilogue: barrier",
-         29: "epilogue: store read"}
+         29: "epilogue: store read", 33: "split: partial pushed (a sender)",
+         34: "split: partials landed (an owner)", 35: "split: merged (an owner)"}
 # (the overlapped loop stamps S of tile t with P V of tile t - 1: "P V done" is the latter's)
 for t in range(4):
     for k, what in enumerate(["K landed", "S done", "softmax done", "V landed", "P V done"]):
@@ -44,7 +45,7 @@ def main():
     sel = tl[first:first + ncalls, :blocks]
     print(f"{path}: grid {gx}x{gy}x{gz}, calls {first}..{first + ncalls - 1}, {blocks} blocks")
     print(f"{'point':32s} {'producer':>9s} {'consumer0':>9s} {'consumer1':>9s} (median cycles)")
-    for k in range(1, 30):
+    for k in [k for k in range(1, SLOTS) if k not in (30, 31, 32)]:
         row = []
         for wg in range(3):
             v = sel[:, :, wg, k].ravel()

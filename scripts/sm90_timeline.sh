@@ -45,7 +45,7 @@ CHECK128="1,1,1,128 1,2,100,128 2,3,257,128 1,2,640,128 1,8,512,128 2,4,1000,128
 
 run() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT PDL EXP_POLY
 	local n a s
-	n="d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_o$9_ks${11}_pdl${12}_e${13}" s=$(smem "$@")
+	n="d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_o$9_sp${10}_ks${11}_pdl${12}_e${13}" s=$(smem "$@")
 	a="--persistent $8 --splits ${10} --ksplit ${11}"
 	[ "${12}" = 1 ] && a="$a --pdl"
 	local check=$CHECK shapes=$SHAPES

@@ -335,35 +335,32 @@ TUNER_DEV unsigned tuner_cluster_addr(unsigned a, int rank)
 	return r;
 }
 
-/* Loads from a shared::cluster address (distributed shared memory). */
-TUNER_DEV float tuner_cluster_ld(unsigned a)
+/*
+ * The cluster barrier in two halves: every thread of the cluster (converged warps) arrives,
+ * releasing what it wrote before (barrier initialisations included); a thread that waits
+ * then sees all of it. A thread arrives once and waits once.
+ */
+TUNER_DEV void tuner_cluster_arrive(void)
 {
-	float v;
-
-	asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
-	return v;
+	asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
 }
 
-TUNER_DEV float4 tuner_cluster_ld4(unsigned a)
+TUNER_DEV void tuner_cluster_wait(void)
 {
-	float4 v;
-
-	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-	             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-	             : "r"(a)
-	             : "memory");
-	return v;
+	asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
 /*
- * Every thread of the cluster (converged warps) arrives and waits: shared memory written
- * before is visible to every block of the cluster after.
+ * 16 bytes to another block's shared memory (a, shared::cluster), counted as a transaction
+ * on that block's mbarrier bar (shared::cluster): its waiters see the bytes once the phase
+ * completes, as with TMA. Asynchronous: the writer does not wait.
  */
-TUNER_DEV void tuner_cluster_sync(void)
+TUNER_DEV void tuner_st_async(unsigned a, float4 v, unsigned bar)
 {
-	asm volatile("barrier.cluster.arrive.release.aligned;\n"
-	             "barrier.cluster.wait.acquire.aligned;\n" ::
-	                 : "memory");
+	asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, "
+	             "%3, %4}, [%5];\n" ::"r"(a),
+	             "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(bar)
+	             : "memory");
 }
 
 /* 2^x by the SFU, flushing denormals (the softmax's exponentials). */

@@ -32,13 +32,18 @@
  * Split-KV (SPLITS > 1, for grids that leave SMs idle): the keys of a unit are shared by
  * SPLITS blocks, adjacent in x, that form one thread-block cluster (__cluster_dims__: a plain
  * launch); split r walks key tiles [r ntiles / SPLITS, (r + 1) ntiles / SPLITS) (none when
- * ntiles < SPLITS). After the key loop each block stages its partial O (normalised, f32) and
- * its rows' log-sum-exp (log2 units) over its own Q/K/V tiles, the cluster syncs, and block r
- * merges rows [r, r + 1) x kBlockM / SPLITS of all SPLITS partials through distributed
- * shared memory (mapa + ld.shared::cluster), exactly: O = sum w_s O_s / sum w_s, w_s =
- * 2^(lse_s - max lse); it stores them by TMA in boxes of 64 / SPLITS rows (the O map's box);
- * a second cluster sync keeps every stage alive until all reads are done. One launch, no
- * scratch. Not with PERSISTENT.
+ * ntiles < SPLITS). Each split owns 64 / SPLITS rows of every Q tile: the rows of consumer warp
+ * w belong to split w SPLITS / 4. After the key loop (and a key split's merge) a warp whose
+ * rows another split owns pushes its unnormalised partial there, thread t's registers as they
+ * are (O, row maxima, partial row sums), by st.async into that block's receive buffer, counted
+ * on its receive barrier (complete_tx), and is done; the owner's warps wait on their barrier,
+ * merge the partials into their own thread by thread, exactly as the key split does (m = max
+ * m_s, O = sum O_s 2^(m_s - m), l likewise; a split with no tile has m = -inf and weighs 0),
+ * and run the normal epilogue on their rows, stored in boxes of 64 / SPLITS rows (the O map's
+ * box). No cluster barrier after the key loop: one at entry (arrive after the barriers are
+ * initialised, wait before the first push) is all; a block leaves only once its partials have
+ * arrived, so nothing is written to a block that has exited. One launch, no scratch. Not with
+ * PERSISTENT.
  *
  * Key split inside the block (KSPLIT=2, two consumers, for grids that leave SMs idle): both
  * consumers own the SAME 64 query rows (kBlockM = 64 CONSUMERS / KSPLIT, one Q tile) and take
@@ -51,7 +56,8 @@
  * a region of its own after the V ring, then a named barrier; consumer 0 merges them with its
  * own, thread by thread, exactly (m = max(m0, m1), O = O0 2^(m0 - m) + O1 2^(m1 - m), l
  * likewise: a consumer with no tile has m = -inf and weighs exactly 0, m0 being finite), and
- * runs the normal epilogue. Not with PINGPONG, PERSISTENT (so not with STREAMK) or SPLITS.
+ * runs the normal epilogue (with SPLITS, the split merge first). Not with PINGPONG or
+ * PERSISTENT (so not with STREAMK).
  *
  * Stream-K tail (STREAMK=1, with PERSISTENT): G = gridDim.x blocks, U units of nt key tiles.
  * The first F = floor(U / G) * G units are whole, as without it (block c takes c, c + G, ...);
@@ -107,11 +113,10 @@
  *   V ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after K
  *   O tiles  CONSUMERS x [D/64 chunks][64 rows][128 B]      after V (PERSISTENT only)
  *   merge    [D/8 + 1][128 threads] x 16 B                   after V (KSPLIT > 1 only)
+ *   receive  Q tiles x [SPLITS - 1 sources][D/8 + 1][128 / SPLITS threads] x 16 B
+ *                                                           after merge (SPLITS > 1 only)
  *   barriers full_q, empty_q, full_k[STAGES], full_v[STAGES], empty_k[STAGES],
- *            empty_v[STAGES] (8 bytes each)
- * and with SPLITS > 1, after the key loop, over the tiles from 0: the f32 stage of the partial
- * O (kBlockM rows of D + 8 floats), kBlockM log-sum-exps, then (1024-aligned) the merged fp16
- * rows of this block's slice in D/64 chunks of kBlockM / SPLITS swizzled 128-byte rows.
+ *            empty_v[STAGES], with SPLITS > 1 recv[Q tiles] (8 bytes each)
  * Inside a chunk, 16-byte column group g of row r is stored at group g ^ (r % 8) (what TMA's
  * 128-byte swizzle writes and the wgmma descriptors' swizzle mode 1 reads).
  */
@@ -169,8 +174,16 @@ enum : int {
 	kOOff = kVOff + STAGES * kKVTile,
 	/* KSPLIT > 1: consumer 1's O (kD / 8 float4 per thread) and its m, l (one float4). */
 	kMergeOff = kOOff + (PERSISTENT ? CONSUMERS * kQTile : 0),
-	kBarOff = kMergeOff + (KSPLIT > 1 ? (kD / 8 + 1) * 128 * 16 : 0),
-	kSmemBytes = 1024 + kBarOff + 8 * (2 + 4 * STAGES),
+	/*
+	 * SPLITS > 1: a split owns the rows of 128 / SPLITS threads of each consumer warpgroup
+	 * (64 / SPLITS rows) and receives, per Q tile, the other splits' partials of them.
+	 */
+	kOwnThreads = 128 / SPLITS,
+	kBoxRows = 64 / SPLITS, /* rows of the O map's box */
+	kRecvTile = (SPLITS - 1) * (kD / 8 + 1) * kOwnThreads * 16,
+	kRecvOff = kMergeOff + (KSPLIT > 1 ? (kD / 8 + 1) * 128 * 16 : 0),
+	kBarOff = kRecvOff + (SPLITS > 1 ? kQTiles * kRecvTile : 0),
+	kSmemBytes = 1024 + kBarOff + 8 * (2 + 4 * STAGES + (SPLITS > 1 ? kQTiles : 0)),
 	/*
 	 * Registers after setmaxnreg: 128 * (producer + CONSUMERS * consumer) <= 65536 /
 	 * OCCUPANCY, what __launch_bounds__ gives the block at entry. One consumer alone on
@@ -183,21 +196,7 @@ enum : int {
 	                                 : 240,
 	kSchedBar = 1, /* named barriers kSchedBar + c: consumer c may issue its GEMMs */
 	kEpiBar = 4,   /* named barriers kEpiBar + c: consumer c's O tile is staged */
-	kAllBar = 7,   /* named barrier 7: every consumer thread (SPLITS > 1) */
 	kMergeBar = 8, /* named barrier 8: consumer 1's partial staged (KSPLIT > 1) */
-	/*
-	 * SPLITS > 1: the f32 stage of the partial O (kBlockM rows of D + 8 floats: a quad's
-	 * float2 stores of eight rows fall in distinct banks), its log-sum-exps, and the merged
-	 * fp16 rows this block stores (kSliceRows, 128-byte swizzled chunks as the O map's), all
-	 * over the Q and K/V tiles, which are free once every consumer's GEMMs have completed.
-	 */
-	kStageStride = kD + 8,
-	kLseOff = kBlockM * kStageStride * 4,
-	kSliceRows = kBlockM / SPLITS,
-	kBoxRows = 64 / SPLITS, /* rows of the O map's box */
-	kOutOff = (kLseOff + kBlockM * 4 + 1023) / 1024 * 1024,
-	kOutChunk = kSliceRows * 128,
-	kMergeEnd = kOutOff + kChunks * kOutChunk,
 };
 
 static_assert(kD == 64 || kD == 128, "the head dim must be 64 or 128");
@@ -216,14 +215,12 @@ static_assert(STREAMK == 0 || (STREAMK == 1 && PERSISTENT > 0),
               "the stream-K tail spreads a persistent grid's last units over its blocks");
 static_assert(STREAMK == 0 || PERSISTENT <= 512,
               "the stream-K schedule's int arithmetic (sk_begin)");
-static_assert(SPLITS == 1 || kMergeEnd <= kBarOff,
-              "the split's stage and merged rows must fit over the Q and K/V tiles");
 static_assert(OCCUPANCY == 1 || (OCCUPANCY == 2 && CONSUMERS == 1),
               "two blocks per SM only with one consumer warpgroup");
 static_assert(128 * (kProducerRegs + CONSUMERS * kConsumerRegs) <= 65536 / OCCUPANCY,
               "setmaxnreg asks for more registers than the block has");
 static_assert(KSPLIT == 1 || (KSPLIT == 2 && CONSUMERS == 2 && STAGES % 2 == 0 && !PINGPONG &&
-                              PERSISTENT == 0 && SPLITS == 1),
+                              PERSISTENT == 0),
               "a key split is two consumers on one Q tile, stage s always consumer s % 2's");
 static_assert(sizeof(elem_t) == 2, "the layout and the tensor maps' boxes count 2-byte elements");
 static_assert(kKVTile % 1024 == 0 && kQTile % 1024 == 0, "tiles must keep 1024-byte atoms");
@@ -533,60 +530,6 @@ __device__ __forceinline__ void sk_item(int it, int first, int stride, int units
 	g0 = whole * nt + b - i0;
 }
 
-/* ---------------------------------------------------------------- split-KV cluster */
-
-/*
- * Merge the splits' partial O (SPLITS > 1), after the first cluster sync: consumer thread
- * t of the block merges (row, 8-column group) items t, t + 128 CONSUMERS, ... of the block's
- * slice (rows rank * kSliceRows ...) from every split's stage, and writes them as fp16 into
- * the block's out chunks (128-byte swizzle: 16-byte group g of row i at g ^ (i % 8)).
- */
-__device__ __forceinline__ void merge_splits(unsigned base, unsigned char *out, int rank, int t)
-{
-	const unsigned lse_st = base + kLseOff;
-
-#pragma unroll 1
-	for (int i = t; i < kSliceRows * (kD / 8); i += CONSUMERS * 128) {
-		const int rr = i / (kD / 8), c = i % (kD / 8);
-		const int row = rank * kSliceRows + rr;
-		float m = neg_inf(), w = 0.0f, acc[8];
-
-#pragma unroll
-		for (int e = 0; e < 8; e++)
-			acc[e] = 0.0f;
-#pragma unroll
-		for (int sp = 0; sp < SPLITS; sp++) {
-			float keep, take;
-			const unsigned a =
-			    tuner_cluster_addr(base + (row * kStageStride + c * 8) * 4, sp);
-
-			lse_fold(m, w, tuner_cluster_ld(tuner_cluster_addr(lse_st + row * 4, sp)),
-			         keep, take);
-			/* An empty split's stage is zeros (finite): take = 0 adds nothing. */
-			const float4 x = tuner_cluster_ld4(a), y = tuner_cluster_ld4(a + 16);
-
-			acc[0] = acc[0] * keep + take * x.x;
-			acc[1] = acc[1] * keep + take * x.y;
-			acc[2] = acc[2] * keep + take * x.z;
-			acc[3] = acc[3] * keep + take * x.w;
-			acc[4] = acc[4] * keep + take * y.x;
-			acc[5] = acc[5] * keep + take * y.y;
-			acc[6] = acc[6] * keep + take * y.z;
-			acc[7] = acc[7] * keep + take * y.w;
-		}
-		const float inv = 1.0f / w;
-		uint4 v;
-
-		v.x = pack2(acc[0] * inv, acc[1] * inv);
-		v.y = pack2(acc[2] * inv, acc[3] * inv);
-		v.z = pack2(acc[4] * inv, acc[5] * inv);
-		v.w = pack2(acc[6] * inv, acc[7] * inv);
-		tuner_st(reinterpret_cast<uint4 *>(out + (c / 8) * kOutChunk + rr * 128 +
-		                                   ((c % 8) ^ (rr % 8)) * 16),
-		         v);
-	}
-}
-
 /* ---------------------------------------------------------------- stream-K fix-up */
 
 /*
@@ -730,13 +673,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 /*
  * Barriers: full_q, empty_q (Q landed; every consumer's last S GEMM of the unit done),
- * full_k[s], full_v[s] (TMA landed), empty_k[s], empty_v[s] (all consumers done).
+ * full_k[s], full_v[s] (TMA landed), empty_k[s], empty_v[s] (all consumers done), recv[q]
+ * (SPLITS > 1: the other splits' partials of Q tile q's rows this split owns have landed).
  */
 #define EMPTY_Q    (bar_q + 8)
 #define FULL_K(s)  (bar_q + 16 + 8 * (s))
 #define FULL_V(s)  (bar_q + 16 + 8 * (STAGES + (s)))
 #define EMPTY_K(s) (bar_q + 16 + 8 * (2 * STAGES + (s)))
 #define EMPTY_V(s) (bar_q + 16 + 8 * (3 * STAGES + (s)))
+#define RECV(q)    (bar_q + 16 + 8 * (4 * STAGES + (q)))
 /* Global K/V tile g (counted over the block's items): its stage and the phase of that round. */
 #define STAGE(g) ((g) % STAGES)
 #define PHASE(g) (((g) / STAGES) & 1)
@@ -753,6 +698,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			tuner_mbar_init(EMPTY_K(s), CONSUMERS * 128 / KSPLIT);
 			tuner_mbar_init(EMPTY_V(s), CONSUMERS * 128 / KSPLIT);
 		}
+		for (int q = 0; q < (SPLITS > 1 ? kQTiles : 0); q++)
+			tuner_mbar_init(RECV(q), 1);
 		tuner_mbar_init_fence();
 		if (PDL) {
 			tuner_tma_prefetch(&Qmap);
@@ -762,6 +709,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 		}
 	}
 	__syncthreads();
+	/* Split-KV: the receive barriers are initialised (every thread waits before it leaves). */
+	if (SPLITS > 1)
+		tuner_cluster_arrive();
 	/* PDL: every thread waits here, none spinning on a barrier beside the grid before. */
 	if (PDL)
 		tuner_pdl_wait();
@@ -836,10 +786,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 			}
 		}
 		if (SPLITS > 1) {
-			/* The consumers' two cluster syncs (stage written; merged). */
 			__syncwarp();
-			tuner_cluster_sync();
-			tuner_cluster_sync();
+			tuner_cluster_wait();
 		}
 	} else {
 		/* ------------------------------------------------------------ consumers */
@@ -855,6 +803,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 		const unsigned o_tile = PERSISTENT ? base + kOOff + cw * kQTile : q_tile;
 		const float scale_log2 = softmax_scale * 1.4426950408889634f;
 		const bool ragged = S % BLOCK_N != 0;
+
+		/* Split-KV: the cluster's receive barriers are initialised (long since, as a rule). */
+		if (SPLITS > 1)
+			tuner_cluster_wait();
 
 		float o[kD / 2];
 		float s[BLOCK_N / 2];
@@ -1025,12 +977,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 #pragma unroll
 				for (int r = 0; r < 2; r++) {
-					/* m is finite (tile 0 is consumer 0's): -inf weighs 0. */
+					/*
+					 * m is finite (tile 0 is consumer 0's) but in an empty split
+					 * (both -inf, O and l 0): -inf weighs 0. m is the reference of
+					 * the merged partial (the split merge's).
+					 */
 					const float m = fmaxf(row_max[r], m1[r]);
+					const float mr = SPLITS > 1 && m == neg_inf() ? 0.0f : m;
 
-					w0[r] = tuner_exp2((row_max[r] - m) * scale_log2);
-					w1[r] = tuner_exp2((m1[r] - m) * scale_log2);
+					w0[r] = tuner_exp2((row_max[r] - mr) * scale_log2);
+					w1[r] = tuner_exp2((m1[r] - mr) * scale_log2);
 					row_sum[r] = row_sum[r] * w0[r] + l1[r] * w1[r];
+					row_max[r] = m;
 				}
 #pragma unroll
 				for (int q = 0; q < kD / 8; q++) {
@@ -1058,59 +1016,76 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 			if (SPLITS > 1) {
 				/*
-				 * Split-KV epilogue (one unit): once every consumer's GEMMs have
-				 * completed (the Q and K/V tiles are free), stage the partial O
-				 * normalised by its own sum, and each row's log-sum-exp in log2 units
-				 * (the max is in raw score units: scaled here); merge this block's
-				 * slice of rows from the whole cluster; store it by TMA in boxes of
-				 * kBoxRows rows (rows past S clipped by the map).
+				 * Split-KV: this warp's rows belong to split `owner`. Another's: push
+				 * the partial there (thread t's registers into that block's receive
+				 * buffer, slot `src` of its sources) and be done. Ours: take the
+				 * others' partials once they have landed, and merge.
 				 */
-				unsigned char *sm = smem_raw + (base - tuner_smem_addr(smem_raw));
-				float *stage = reinterpret_cast<float *>(sm);
+				const int owner = warp * SPLITS / 4, tw = t % kOwnThreads;
+				const unsigned recv = base + kRecvOff + cw / KSPLIT * kRecvTile;
 
-				tuner_bar_sync(kAllBar, CONSUMERS * 128);
+				if (owner != split) {
+					const int src = split < owner ? split : split - 1;
+					const unsigned dst = tuner_cluster_addr(
+					    recv + (src * (kD / 8 + 1) * kOwnThreads + tw) * 16, owner);
+					const unsigned bar = tuner_cluster_addr(RECV(cw / KSPLIT), owner);
+
+#pragma unroll
+					for (int q = 0; q < kD / 8; q++)
+						tuner_st_async(dst + q * kOwnThreads * 16,
+						               make_float4(o[4 * q], o[4 * q + 1],
+						                           o[4 * q + 2], o[4 * q + 3]),
+						               bar);
+					tuner_st_async(dst + kD / 8 * kOwnThreads * 16,
+					               make_float4(row_max[0], row_max[1], row_sum[0],
+					                           row_sum[1]),
+					               bar);
+					continue;
+				}
+				if (tw == 0)
+					tuner_mbar_arrive_tx(RECV(cw / KSPLIT), kRecvTile);
+				tuner_mbar_wait(RECV(cw / KSPLIT), 0);
+				unsigned char *sm = smem_raw + (base - tuner_smem_addr(smem_raw));
+				const float4 *rv =
+				    reinterpret_cast<const float4 *>(sm + (recv - base)) + tw;
+				float4 ml[SPLITS > 1 ? SPLITS - 1 : 1];
+				float m[2] = {row_max[0], row_max[1]}, w[2];
+
+#pragma unroll
+				for (int i = 0; i < SPLITS - 1; i++) {
+					ml[i] = tuner_ld(rv + (i * (kD / 8 + 1) + kD / 8) * kOwnThreads);
+					m[0] = fmaxf(m[0], ml[i].x);
+					m[1] = fmaxf(m[1], ml[i].y);
+				}
+				/* m is finite (some split has a tile): -inf weighs 0. */
 #pragma unroll
 				for (int r = 0; r < 2; r++) {
-					float l = row_sum[r];
-
-					l += __shfl_xor_sync(0xffffffffu, l, 1);
-					l += __shfl_xor_sync(0xffffffffu, l, 2);
-					const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-					const int row = cw * 64 + warp * 16 + lane / 4 + r * 8;
-					float *dst = stage + row * kStageStride + (lane % 4) * 2;
-#pragma unroll
-					for (int j = 0; j < kD / 8; j++)
-						tuner_st(reinterpret_cast<float2 *>(dst + j * 8),
-						         make_float2(o[4 * j + 2 * r] * inv,
-						                     o[4 * j + 2 * r + 1] * inv));
-					if (lane % 4 == 0)
-						stage[kLseOff / 4 + row] =
-						    l > 0.0f ? row_max[r] * scale_log2 + __log2f(l)
-						             : neg_inf();
+					w[r] = tuner_exp2((row_max[r] - m[r]) * scale_log2);
+					row_sum[r] *= w[r];
 				}
-				tuner_cluster_sync();
-				merge_splits(base, sm + kOutOff, split, cw * 128 + t);
-				tuner_fence_proxy_async();
-				tuner_bar_sync(kAllBar, CONSUMERS * 128);
-				if (cw == 0 && t == 0) {
-					for (int b = 0; b < CONSUMERS; b++) {
-						const int r0 = m0 + split * kSliceRows + b * kBoxRows;
-
-						if (r0 < S)
 #pragma unroll
-							for (int k = 0; k < kChunks; k++)
-								tuner_tma_store_3d(
-								    &Omap, k * 64, r0, bh,
-								    base + kOutOff + k * kOutChunk +
-								        b * kBoxRows * 128,
-								    kBoxRows * 128);
+				for (int q = 0; q < kD / 8; q++) {
+					o[4 * q] *= w[0];
+					o[4 * q + 1] *= w[0];
+					o[4 * q + 2] *= w[1];
+					o[4 * q + 3] *= w[1];
+				}
+#pragma unroll
+				for (int i = 0; i < SPLITS - 1; i++) {
+					w[0] = tuner_exp2((ml[i].x - m[0]) * scale_log2);
+					w[1] = tuner_exp2((ml[i].y - m[1]) * scale_log2);
+					row_sum[0] += ml[i].z * w[0];
+					row_sum[1] += ml[i].w * w[1];
+#pragma unroll
+					for (int q = 0; q < kD / 8; q++) {
+						const float4 x = tuner_ld(rv + (i * (kD / 8 + 1) + q) * kOwnThreads);
+
+						o[4 * q] += x.x * w[0];
+						o[4 * q + 1] += x.y * w[0];
+						o[4 * q + 2] += x.z * w[1];
+						o[4 * q + 3] += x.w * w[1];
 					}
-					tuner_tma_store_commit();
-					tuner_tma_store_wait_read();
 				}
-				/* Every block's stage stays until the whole cluster has merged. */
-				tuner_cluster_sync();
-				continue;
 			}
 
 			/*
@@ -1148,12 +1123,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				}
 			}
 			tuner_fence_proxy_async();
-			tuner_bar_sync(kEpiBar + cw, 128);
-			if (t == 0 && m0 + 64 * (cw / KSPLIT) < S) {
+			/* With SPLITS only this split's rows of the tile: one box of them. */
+			tuner_bar_sync(kEpiBar + cw, kOwnThreads);
+			const int r0 = 64 * (cw / KSPLIT) + split * kBoxRows;
+			if (t % kOwnThreads == 0 && m0 + r0 < S) {
 #pragma unroll
 				for (int k = 0; k < kChunks; k++)
-					tuner_tma_store_3d(&Omap, k * 64, m0 + 64 * (cw / KSPLIT),
-					                   bh, o_tile + k * kChunkQ, kChunkQ);
+					tuner_tma_store_3d(&Omap, k * 64, m0 + r0, bh,
+					                   o_tile + k * kChunkQ + split * kBoxRows * 128,
+					                   kBoxRows * 128);
 				tuner_tma_store_commit();
 				if (!PERSISTENT)
 					tuner_tma_store_wait_read();
@@ -1168,6 +1146,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 #undef FULL_V
 #undef EMPTY_K
 #undef EMPTY_V
+#undef RECV
 #undef STAGE
 #undef PHASE
 }
