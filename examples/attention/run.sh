@@ -3,7 +3,8 @@
 #   OUT=/some/dir bash examples/attention/run.sh [TUNER] [DB RUN_A RUN_B]
 # TUNER defaults to build/tuner. Without DB, a database of two runs is made from the replay
 # fixtures (flash_attn: tests/fixtures/sweep-h100-attn.db, flash_fwd_sm90:
-# tests/fixtures/sweep-h100-sm90.db), as tests/cli/t0043-export-families.sh does. Logs go to
+# tests/fixtures/sweep-h100-sm90.db.gz, uncompressed into gen/), as
+# tests/cli/t0043-export-families.sh does. Logs go to
 # $OUT (default examples/attention/build/logs): runs.log, export.log, attention.h, build.log,
 # host.log, check.log, bench.log, bench.json.
 set -euo pipefail
@@ -18,11 +19,12 @@ if [ $# -ge 2 ]; then
 else
 	DB=$(pwd)/$HERE/gen/two.db RUN_A=1 RUN_B=2
 	rm -f "$DB" "$DB-wal" "$DB-shm"
+	gunzip -c tests/fixtures/sweep-h100-sm90.db.gz >"$HERE/gen/sm90.db"
 	{
 		"$TUNER" --db "$DB" --config configs/attention-d64.yaml run \
 			--replay tests/fixtures/sweep-h100-attn.db --seed 1
 		"$TUNER" --db "$DB" --config configs/h100-sm90.yaml run \
-			--replay tests/fixtures/sweep-h100-sm90.db --seed 1
+			--replay "$HERE/gen/sm90.db" --seed 1
 	} >"$OUT/runs.log" 2>&1 || { tail -20 "$OUT/runs.log"; exit 1; }
 fi
 

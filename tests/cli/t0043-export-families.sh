@@ -20,7 +20,8 @@ val() {
 # flash_fwd_sm90 (TMA, wgmma, non-causal).
 run_tuner --config configs/attention-d64.yaml run --replay tests/fixtures/sweep-h100-attn.db --seed 1
 expect_rc 0 "the flash_attn replay"
-run_tuner --config configs/h100-sm90.yaml run --replay tests/fixtures/sweep-h100-sm90.db --seed 1
+gunzip -c tests/fixtures/sweep-h100-sm90.db.gz >"$TMP/sm90.db" # kept compressed: 50 MB whole
+run_tuner --config configs/h100-sm90.yaml run --replay "$TMP/sm90.db" --seed 1
 expect_rc 0 "the flash_fwd_sm90 replay"
 cp "$TUNER_DB" "$TMP/two.db"
 
@@ -218,7 +219,7 @@ refused() {
 }
 
 # The same template twice: a second replay of sm90 is run 3.
-run_tuner --config configs/h100-sm90.yaml run --replay tests/fixtures/sweep-h100-sm90.db --seed 2
+run_tuner --config configs/h100-sm90.yaml run --replay "$TMP/sm90.db" --seed 2
 expect_rc 0 "a second sm90 run"
 refused "runs 2 and 3 both tuned 'flash_fwd_sm90'" "$TUNER_DB" --run 1 --run 2 --run 3
 refused "runs 2 and 2 both tuned 'flash_fwd_sm90'" "$TUNER_DB" --run 2 --run 1 --run 2
