@@ -13,7 +13,7 @@
 # A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY
 # SPLITS KSPLIT PDL EXP_POLY (the order of scripts/sm90_pdl.sh, then EXP_POLY); CONFIGS, SHAPES
 # and SHAPES128 replace the lists. Each build's count of SFU exponentials (MUFU.EX2 in its SASS)
-# is printed.
+# is printed. After a change to the template, python3 scripts/sm90_timeline_gen.py rewrites the patch.
 set -u
 cd "$(dirname "$0")/.."
 CUDA=${CUDA_HOME:-/usr/local/cuda}
