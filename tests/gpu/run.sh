@@ -69,7 +69,7 @@ done
 # verdicts read back from the database; the corpus's table goes to $CORPUS_TABLE too.
 # GPU_SCRIPTS="t-faults t-serve" runs only those.
 export CORPUS_TABLE="${CORPUS_TABLE:-$BUILD/tests/corpus-table.md}"
-for t in ${GPU_SCRIPTS:-t-nvrtc-cache t-uninstrumented t-faults t-corpus t-serve}; do
+for t in ${GPU_SCRIPTS:-t-nvrtc-cache t-uninstrumented t-faults t-corpus t-serve t-sm90}; do
 	log="$BUILD/tests/$t.log"
 	if [ -x "$BUILD/tuner" ]; then
 		rc=0
