@@ -30,7 +30,8 @@ rc=$?
 results=/tmp/sm90pdl/results.txt
 [ -f "$results" ] || { echo "FAIL: sm90_pdl.sh wrote no results (rc $rc): $(tail -3 "$TMP/log")"; exit 1; }
 sed -n 's|^PASS .*/\([^/]*\)\.cubin \(B,H,S,D=[0-9,]*\).*|ok      \1 \2|p' "$results"
-grep '^FAIL\|^RC \|^SKIP\|BUILD FAILED' "$results" "$TMP/log" | sed 's/^/FAIL: /'
+bad=$(grep -h '^FAIL\|^RC \|^SKIP\|BUILD FAILED' "$results" "$TMP/log")
+[ -z "$bad" ] || { echo "$bad" | sed 's/^/FAIL: /'; exit 1; }
 n=$(grep -c '^PASS' "$results")
 # 7 configurations x 2 PDL x their shapes, and the sanitize builds: far more than 100 checks.
 [ "$n" -ge 100 ] || { echo "FAIL: only $n checks passed"; exit 1; }
