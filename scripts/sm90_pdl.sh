@@ -11,6 +11,8 @@
 #   scripts/sm90_pdl.sh     # $OUT (default build/sm90_pdl) receives pdl.log, pdl.tgz
 #   QUICK=1 scripts/sm90_pdl.sh   # checks only
 #   CONTEST=_sp2 scripts/sm90_pdl.sh   # the contest: the fastest named ..._sp2.. against the rest
+#   EVERY=1 CONTEST= scripts/sm90_pdl.sh   # every build that passed in the rounds, not two a shape
+#   BENCH_SHAPES="4,16,4096,128 ..." scripts/sm90_pdl.sh   # only these shapes in the rounds
 #
 # A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY
 # SPLITS KSPLIT (scripts/sm90_ksplit.sh's); each is built with PDL 0 and 1.
@@ -99,7 +101,8 @@ log "sanitize builds"
 echo "$SANITIZE" | while read -r cfg; do run $cfg 1 _san; done >>"$WORK/results.txt" 2>&1
 if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 	python3 scripts/bench_sm90.py --results "$WORK/results.txt" --cubins "$WORK/cubin" \
-		--contest "${CONTEST:-_pdl1}" --json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
+		${EVERY:+--every} ${BENCH_SHAPES:+--shapes $BENCH_SHAPES} --contest "${CONTEST-_pdl1}" \
+		--json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
 fi
 
 batch_summary sm90_pdl.sh | tee "$WORK/pdl.log"
