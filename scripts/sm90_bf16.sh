@@ -13,6 +13,7 @@
 #
 #   OUT=... scripts/sm90_bf16.sh      # $OUT receives bf16.log, bf16.db, bench.md/json, bf16.tgz
 #   QUICK=1 scripts/sm90_bf16.sh      # no timing, no tuner run
+#   CONFIGS="..." SANITIZE="..."      # replace the lists below
 #   TUNER=build-static/tuner          # the tuner binary (default)
 #
 # Prediction (written before the run): bf16 / fp16 time 1.00 (0.98-1.02) at every shape and
@@ -38,7 +39,7 @@ log() { echo "== $* ($(($(date +%s) - start)) s)"; }
 # D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY SPLITS STREAMK KSPLIT:
 # the fp16 winners of reports/sm90-h100.md (batch 4's per-shape ones, batch 6's D=128 BLOCK_N=160
 # one and its mission KSPLIT=2 one, and the tuner sweep's geometric-mean best at each D).
-CONFIGS="64 128 1 3 0 1 0 0 2 1 0 1
+CONFIGS=${CONFIGS:-"64 128 1 3 0 1 0 0 2 1 0 1
 64 128 1 2 0 1 1 0 2 1 0 1
 64 128 1 2 0 1 3 0 2 1 0 1
 64 128 3 4 1 1 3 0 1 1 0 1
@@ -46,9 +47,9 @@ CONFIGS="64 128 1 3 0 1 0 0 2 1 0 1
 64 128 2 2 0 0 0 0 1 1 0 2
 128 160 2 2 1 1 3 132 1 1 0 1
 128 128 2 2 1 1 3 132 1 1 0 1
-128 128 2 2 1 1 0 132 1 1 0 1"
-SANITIZE="128 160 2 2 1 1 3 132 1 1 0 1
-64 128 2 2 0 0 0 0 1 1 0 2"
+128 128 2 2 1 1 0 132 1 1 0 1"}
+SANITIZE=${SANITIZE:-"128 160 2 2 1 1 3 132 1 1 0 1
+64 128 2 2 0 0 0 0 1 1 0 2"}
 # The suite shapes of the D, ragged S, and more row blocks than a persistent grid has blocks.
 CHECK64="1,8,512,64 2,8,512,64 2,8,2048,64 8,16,2048,64 1,2,100,64 1,2,130,64 2,3,257,64 2,4,1000,64 3,16,1000,64 1,1,1,64"
 CHECK128="4,16,4096,128 4,32,2048,128 1,2,100,128 1,2,130,128 2,3,257,128 2,4,1000,128 3,16,1000,128 1,1,1,128"
@@ -57,11 +58,8 @@ SAN128="1,2,100,128 1,2,130,128 2,3,257,128 2,4,1000,128 3,16,1000,128 1,16,2048
 TIME64="1,8,512,64 2,8,2048,64 8,16,2048,64"
 TIME128="4,32,2048,128 4,16,4096,128"
 
-# The sidecar's smem_bytes.
-smem() {
-	echo $((1024 + (64 * $3 / ${12} * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 +
-		(${12} > 1) * ($1 / 8 + 1) * 2048 + 8 * (2 + 4 * $4)))
-}
+# The sidecar's smem_bytes (sm90_tools.sh's, which takes no STREAMK).
+smem() { sm90_smem "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "${10}" "${12}"; }
 # A build's name: ..._bf16 for SM90_BF16 (what bench_sm90.py reads), _san before it.
 name() {
 	echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_sk${11}_ks${12}${14:-}$([ "${13}" = bf16 ] && echo _bf16)"

@@ -12,12 +12,14 @@ cc -std=c11 -O2 -I"$CUDA/include" scripts/nvrtc_compile.c -L"$CUDA/lib64" -lnvrt
 
 # The sidecar's smem_bytes for a configuration D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE
 # PERSISTENT OCCUPANCY SPLITS KSPLIT (the order of sm90_ksplit.sh, sm90_pdl.sh, sm90_timeline.sh).
-smem() {
+sm90_smem() {
 	echo $((1024 + (64 * $3 / ${11} * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 +
 		(${11} > 1 ? ($1 / 8 + 1) * 2048 : 0) +
 		(${10} > 1 ? $3 / ${11} * (${10} - 1) * ($1 / 8 + 1) * 2048 / ${10} + 8 * $3 / ${11} : 0) +
 		8 * (2 + 4 * $4)))
 }
+smem() { sm90_smem "$@"; }
+export -f sm90_smem # for the builds the scripts run under xargs
 
 # The CUDA-event medians of sm90_dev --time lines in RESULTS, one row per build, one column per shape.
 median_table() {
