@@ -16,7 +16,7 @@ mkdir -p "$OUT/cubin"
 # mission winner and batch 6a's best KSPLIT=2 build.
 CONFIGS="64 128 1 2 0 1 1 0 1 1
 64 128 2 2 0 0 0 0 1 2"
-smem() { echo $((1024 + (64 * $3 / ${10} * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 + (${10} > 1) * ($1 / 8 + 1) * 2048 + 8 * (2 + 4 * $4))); }
+smem() { sm90_smem "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" 1 "${10}"; } # sm90_tools.sh's
 echo "$CONFIGS" | while read -r d bn c st pp ov r pe o ks; do
 	n=d${d}_bn${bn}_c${c}_s${st}_pp${pp}_ov${ov}_r${r}_pe${pe}_o${o}_ks${ks}
 	s=$(smem "$d" "$bn" "$c" "$st" "$pp" "$ov" "$r" "$pe" "$o" "$ks")

@@ -60,8 +60,8 @@ full() {
 	awk 'NF == 6 { $7 = 0; $8 = 0; $9 = 1 } NF == 8 { $9 = $8; $7 = 0; $8 = 0 } NF == 9 { $10 = 1 }
 	     NF >= 9 { print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' | awk '!seen[$0]++'
 }
-# The sidecar's smem_bytes.
-smem() { echo $((1024 + (64 * $3 * (1 + ($8 > 0)) + 2 * $4 * $2) * $1 * 2 + 8 * (2 + 4 * $4))); }
+# The sidecar's smem_bytes (sm90_tools.sh's; SPLITS 1 when left out, no key split).
+smem() { sm90_smem "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "${10:-1}" 1; }
 name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}${11:-}${BF16:+_bf16}"; }
 
 build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS [san]
