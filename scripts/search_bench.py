@@ -27,9 +27,9 @@ fitness against evaluations per landscape. Nothing runs on a GPU.
 """
 
 import argparse
-import gzip
 import concurrent.futures
 import glob
+import gzip
 import math
 import os
 import shutil
@@ -252,8 +252,8 @@ def plot(path, results, lss, strategies):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("landscapes", nargs="*",
-                    help="SWEEP.db[:CONFIG] (or .db.gz) or RESULTS (T4, cache)[:T1.json]; default: the "
-                    "flash_fwd H100 sweep")
+                    help="SWEEP.db[:CONFIG] (or SWEEP.db.gz) or RESULTS (T4, cache)[:T1.json]; "
+                    "default: the flash_fwd H100 sweep")
     ap.add_argument("--tuner", default=os.path.join(ROOT, "build/tuner"))
     ap.add_argument("--config", default=os.path.join(ROOT, "configs/default.yaml"),
                     help="the config of a sweep given without one")
