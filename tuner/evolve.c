@@ -54,14 +54,27 @@ static const char *const strategy_names[] = {
     [STRATEGY_EXHAUSTIVE] = "exhaustive",
 };
 
-int search_strategy_known(const char *name)
+/* The strategy called name, or -1. */
+static int strategy_of(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(strategy_names); i++)
+	for (i = 0; name && i < ARRAY_SIZE(strategy_names); i++)
 		if (!strcmp(name, strategy_names[i]))
-			return 1;
-	return 0;
+			return (int)i;
+	return -1;
+}
+
+int search_strategy_known(const char *name)
+{
+	return strategy_of(name) >= 0;
+}
+
+int search_strategy_local(const char *name)
+{
+	const int which = strategy_of(name);
+
+	return which == STRATEGY_EVOLVE || which == STRATEGY_EVOLVE_RF || which == STRATEGY_EVOLVE1;
 }
 
 static const char *const origin_names[] = {
@@ -216,14 +229,11 @@ static void normalize(const struct search *s, struct variant *va)
 struct search *search_new(const struct config *cfg, const char *strategy, unsigned long long seed)
 {
 	struct search *s;
-	size_t i;
-	int which = -1;
+	int which;
 
 	if (!strategy)
 		strategy = cfg->strategy ? cfg->strategy : "evolve";
-	for (i = 0; i < ARRAY_SIZE(strategy_names); i++)
-		if (!strcmp(strategy, strategy_names[i]))
-			which = (int)i;
+	which = strategy_of(strategy);
 	if (which < 0) {
 		error("unknown strategy '%s' (%s)", strategy, SEARCH_STRATEGIES);
 		return NULL;

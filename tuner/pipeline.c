@@ -2064,10 +2064,7 @@ void pipeline_prefetch_for(struct pipeline *p, const char *strategy)
 {
 	const char *env = getenv("TUNER_PREFETCH");
 
-	p->prefetch = strategy &&
-	              (!strcmp(strategy, "evolve") || !strcmp(strategy, "evolve-rf") ||
-	               !strcmp(strategy, "evolve1")) &&
-	              !(env && !strcmp(env, "0"));
+	p->prefetch = search_strategy_local(strategy) && !(env && !strcmp(env, "0"));
 }
 
 /* Whether a candidate of the generation in hand has this hash. */

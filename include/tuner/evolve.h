@@ -40,6 +40,12 @@ struct search;
 int search_strategy_known(const char *name);
 
 /*
+ * 1 if the strategy proposes the best variant's unseen neighbours first
+ * (evolve, evolve-rf, evolve1), so that compiling them ahead pays.
+ */
+int search_strategy_local(const char *name);
+
+/*
  * A search over cfg->fam's declared space; strategy is "evolve", "evolve-rf",
  * "evolve1", "random" or "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
  * cfg->elite and cfg->margin. cfg must outlive the search. Every random choice

@@ -194,7 +194,7 @@ void pipeline_race_set(struct pipeline *p, double bar);
 
 /*
  * Compile ahead for a search by strategy: on for those that propose the best
- * variant's neighbours first (evolve, evolve1), unless TUNER_PREFETCH=0.
+ * variant's neighbours first (search_strategy_local), unless TUNER_PREFETCH=0.
  */
 void pipeline_prefetch_for(struct pipeline *p, const char *strategy);
 

@@ -948,6 +948,21 @@ static struct search *search_with_elite(const char *strategy, unsigned long long
  * best-first search) to a neighbouring domain value; crossovers mix their parents; all
  * valid. Parents index the breeding pool, which here is the elite.
  */
+/* Compiling ahead pays only for the strategies that propose the best variant's neighbours. */
+static void test_strategy_local(void **state)
+{
+	(void)state;
+	assert_true(search_strategy_local("evolve"));
+	assert_true(search_strategy_local("evolve-rf"));
+	assert_true(search_strategy_local("evolve1"));
+	assert_false(search_strategy_local("random"));
+	assert_false(search_strategy_local("exhaustive"));
+	assert_false(search_strategy_local("evolve2"));
+	assert_false(search_strategy_local(NULL));
+	assert_true(search_strategy_known("evolve-rf"));
+	assert_false(search_strategy_known("evolve2"));
+}
+
 static void test_mutation_stays_in_domain(void **state)
 {
 	struct candidate cands[16];
@@ -1458,6 +1473,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_evolve_proposal_cost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_runner_up_and_explore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_alignment, setup, teardown),
+	    cmocka_unit_test(test_strategy_local),
 	    cmocka_unit_test_setup_teardown(test_mutation_stays_in_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_breeding_runs_dry, setup, teardown),
 	    cmocka_unit_test(test_admit_not_full),
