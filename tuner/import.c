@@ -13,6 +13,7 @@
 
 #include "tuner/db.h"
 #include "tuner/expr.h"
+#include "tuner/import-python.h"
 #include "tuner/import.h"
 #include "tuner/measure.h"
 #include "tuner/space.h"
@@ -64,604 +65,9 @@ static json_t *load_json(const char *path)
 	return root;
 }
 
-/* ------------------------------------------------ Python: lexer and parser */
+/* ------------------------------------------------------------ parameters */
 
-/*
- * The restrictions (and T1's lists of values) are Python expressions. What
- * follows reads the part of Python they use into a tree; the emitter below
- * turns the tree into tuner's C-syntax expressions or says why it cannot.
- */
-enum nkind {
-	N_INT,
-	N_FLOAT,
-	N_STR,
-	N_NAME,
-	N_NEG,
-	N_POS,
-	N_NOT,
-	N_BIN, /* op: + - * / // % ** */
-	N_CMP, /* kids[0] ops[0] kids[1] ops[1] ... */
-	N_AND,
-	N_OR,
-	N_CALL, /* s: the function; kids: the arguments */
-	N_IF,   /* kids: condition, then, else */
-	N_LIST, /* a list or tuple */
-};
-
-struct node {
-	enum nkind k;
-	long long i;
-	double f;
-	char *s;
-	char op[8];
-	struct node **kids;
-	char (*ops)[8]; /* N_CMP: the n - 1 comparison operators */
-	size_t n, alloc;
-};
-
-enum tok { TK_END, TK_INT, TK_FLOAT, TK_STR, TK_NAME, TK_OP, TK_BAD };
-
-struct parser {
-	const char *src, *p;
-	enum tok t;
-	long long i;
-	double f;
-	struct strbuf text; /* TK_STR, TK_NAME: the text; TK_OP: the operator */
-	int col;            /* 1-based column of the current token */
-	char err[200];
-};
-
-static void node_free(struct node *n)
-{
-	size_t i;
-
-	if (!n)
-		return;
-	for (i = 0; i < n->n; i++)
-		node_free(n->kids[i]);
-	free(n->kids);
-	free(n->ops);
-	free(n->s);
-	free(n);
-}
-
-static struct node *node_new(enum nkind k)
-{
-	struct node *n = xcalloc(1, sizeof(*n));
-
-	n->k = k;
-	return n;
-}
-
-static void node_add(struct node *n, struct node *kid)
-{
-	ALLOC_GROW(n->kids, n->n + 1, n->alloc);
-	n->kids[n->n++] = kid;
-}
-
-static int perr(struct parser *ps, const char *fmt, ...) TUNER_PRINTF(2, 3);
-
-static int perr(struct parser *ps, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!*ps->err) {
-		va_start(ap, fmt);
-		vsnprintf(ps->err, sizeof(ps->err), fmt, ap);
-		va_end(ap);
-	}
-	ps->t = TK_BAD;
-	return -1;
-}
-
-static const char *const two_char_ops[] = {"**", "//", "<=", ">=", "==", "!=", "<<", ">>", "->"};
-
-static int lex(struct parser *ps)
-{
-	const char *p = ps->p;
-	size_t i;
-
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	ps->col = (int)(p - ps->src) + 1;
-	sb_reset(&ps->text);
-	if (!*p) {
-		ps->t = TK_END;
-		ps->p = p;
-		return 0;
-	}
-	if (isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))) {
-		struct strbuf num = STRBUF_INIT;
-		int is_float = 0;
-		char *end;
-
-		/* digits, underscores between them, a fraction, an exponent; 0x hex */
-		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-			sb_add(&num, p, 2);
-			for (p += 2; isxdigit((unsigned char)*p) || *p == '_'; p++)
-				if (*p != '_')
-					sb_add(&num, p, 1);
-		} else {
-			for (; isdigit((unsigned char)*p) || *p == '_' || *p == '.' || *p == 'e' ||
-			       *p == 'E' ||
-			       ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E'));
-			     p++) {
-				if (*p == '_')
-					continue;
-				if (*p == '.' || *p == 'e' || *p == 'E')
-					is_float = 1;
-				sb_add(&num, p, 1);
-			}
-		}
-		errno = 0;
-		if (is_float) {
-			ps->f = strtod(num.buf, &end);
-			ps->t = TK_FLOAT;
-		} else {
-			ps->i = strtoll(num.buf, &end, 0);
-			ps->t = TK_INT;
-		}
-		if (*end || errno == ERANGE) {
-			perr(ps, "column %d: bad number '%s'", ps->col, num.buf);
-			sb_release(&num);
-			return -1;
-		}
-		sb_release(&num);
-		ps->p = p;
-		return 0;
-	}
-	if (isalpha((unsigned char)*p) || *p == '_') {
-		const char *s = p;
-
-		while (isalnum((unsigned char)*p) || *p == '_')
-			p++;
-		sb_add(&ps->text, s, (size_t)(p - s));
-		ps->t = TK_NAME;
-		ps->p = p;
-		return 0;
-	}
-	if (*p == '\'' || *p == '"') {
-		char q = *p++;
-
-		sb_adds(&ps->text, "");
-		for (; *p && *p != q; p++) {
-			if (*p == '\\' && p[1])
-				p++;
-			sb_add(&ps->text, p, 1);
-		}
-		if (*p != q)
-			return perr(ps, "column %d: unterminated string", ps->col);
-		ps->t = TK_STR;
-		ps->p = p + 1;
-		return 0;
-	}
-	for (i = 0; i < ARRAY_SIZE(two_char_ops); i++)
-		if (!strncmp(p, two_char_ops[i], 2)) {
-			sb_add(&ps->text, p, 2);
-			ps->t = TK_OP;
-			ps->p = p + 2;
-			return 0;
-		}
-	if (strchr("+-*/%<>()[],&|^~.:=@{}", *p)) {
-		sb_add(&ps->text, p, 1);
-		ps->t = TK_OP;
-		ps->p = p + 1;
-		return 0;
-	}
-	return perr(ps, "column %d: unexpected character '%c'", ps->col, *p);
-}
-
-static int is_op(const struct parser *ps, const char *op)
-{
-	return ps->t == TK_OP && !strcmp(ps->text.buf, op);
-}
-
-static int is_kw(const struct parser *ps, const char *kw)
-{
-	return ps->t == TK_NAME && !strcmp(ps->text.buf, kw);
-}
-
-static int expect_op(struct parser *ps, const char *op)
-{
-	if (!is_op(ps, op))
-		return perr(ps, "column %d: expected '%s'", ps->col, op);
-	return lex(ps);
-}
-
-static struct node *parse_test(struct parser *ps);
-
-/* A '(' or '[' group: a parenthesised expression, or a tuple or list of them. */
-static struct node *parse_group(struct parser *ps, const char *close)
-{
-	struct node *list = node_new(N_LIST), *x;
-	int tuple = !strcmp(close, "]");
-
-	if (lex(ps) < 0)
-		goto fail;
-	while (!is_op(ps, close)) {
-		x = parse_test(ps);
-		if (!x)
-			goto fail;
-		node_add(list, x);
-		if (!is_op(ps, ","))
-			break;
-		tuple = 1;
-		if (lex(ps) < 0)
-			goto fail;
-	}
-	if (list->n == 0)
-		tuple = 1;
-	if (expect_op(ps, close) < 0)
-		goto fail;
-	if (tuple)
-		return list;
-	x = list->kids[0];
-	list->n = 0;
-	node_free(list);
-	return x;
-fail:
-	node_free(list);
-	return NULL;
-}
-
-static struct node *parse_atom(struct parser *ps)
-{
-	struct node *n;
-
-	switch (ps->t) {
-	case TK_INT:
-		n = node_new(N_INT);
-		n->i = ps->i;
-		break;
-	case TK_FLOAT:
-		n = node_new(N_FLOAT);
-		n->f = ps->f;
-		break;
-	case TK_STR:
-		n = node_new(N_STR);
-		n->s = xstrdup(ps->text.buf);
-		break;
-	case TK_NAME: {
-		static const char *const keywords[] = {"and", "or",   "not",    "in",  "is",
-		                                       "if",  "else", "lambda", "for", "None"};
-		size_t i;
-
-		for (i = 0; i < ARRAY_SIZE(keywords); i++)
-			if (!strcmp(ps->text.buf, keywords[i])) {
-				perr(ps, "column %d: '%s' is not supported here", ps->col,
-				     keywords[i]);
-				return NULL;
-			}
-		n = node_new(N_NAME);
-		n->s = xstrdup(ps->text.buf);
-		break;
-	}
-	case TK_OP:
-		if (is_op(ps, "("))
-			return parse_group(ps, ")");
-		if (is_op(ps, "["))
-			return parse_group(ps, "]");
-		perr(ps, "column %d: unexpected '%s'", ps->col, ps->text.buf);
-		return NULL;
-	case TK_END:
-		perr(ps, "column %d: unexpected end", ps->col);
-		return NULL;
-	default:
-		return NULL;
-	}
-	if (lex(ps) < 0) {
-		node_free(n);
-		return NULL;
-	}
-	return n;
-}
-
-/* An atom and its calls: f(a, b). Subscripts and attributes are refused. */
-static struct node *parse_primary(struct parser *ps)
-{
-	struct node *n = parse_atom(ps), *call, *arg;
-
-	while (n && ps->t == TK_OP) {
-		if (is_op(ps, "[") || is_op(ps, ".")) {
-			perr(ps, "column %d: '%s' (subscripts and attributes) is not supported",
-			     ps->col, ps->text.buf);
-			node_free(n);
-			return NULL;
-		}
-		if (!is_op(ps, "("))
-			break;
-		if (n->k != N_NAME) {
-			perr(ps, "column %d: only named functions can be called", ps->col);
-			node_free(n);
-			return NULL;
-		}
-		call = node_new(N_CALL);
-		call->s = n->s;
-		n->s = NULL;
-		node_free(n);
-		n = call;
-		if (lex(ps) < 0)
-			goto fail;
-		while (!is_op(ps, ")")) {
-			arg = parse_test(ps);
-			if (!arg)
-				goto fail;
-			node_add(call, arg);
-			if (!is_op(ps, ","))
-				break;
-			if (lex(ps) < 0)
-				goto fail;
-		}
-		if (expect_op(ps, ")") < 0)
-			goto fail;
-	}
-	return n;
-fail:
-	node_free(n);
-	return NULL;
-}
-
-static struct node *parse_unary(struct parser *ps);
-
-static struct node *binary(const char *op, struct node *a, struct node *b)
-{
-	struct node *n = node_new(N_BIN);
-
-	snprintf(n->op, sizeof(n->op), "%s", op);
-	node_add(n, a);
-	node_add(n, b);
-	return n;
-}
-
-static struct node *parse_power(struct parser *ps)
-{
-	struct node *a = parse_primary(ps), *b;
-
-	if (!a || !is_op(ps, "**"))
-		return a;
-	if (lex(ps) < 0 || !(b = parse_unary(ps))) {
-		node_free(a);
-		return NULL;
-	}
-	return binary("**", a, b);
-}
-
-static struct node *parse_unary(struct parser *ps)
-{
-	struct node *n, *x;
-	enum nkind k;
-
-	if (is_op(ps, "~"))
-		return perr(ps, "column %d: bitwise '~' is not supported", ps->col), NULL;
-	if (!is_op(ps, "-") && !is_op(ps, "+"))
-		return parse_power(ps);
-	k = is_op(ps, "-") ? N_NEG : N_POS;
-	if (lex(ps) < 0 || !(x = parse_unary(ps)))
-		return NULL;
-	n = node_new(k);
-	node_add(n, x);
-	return n;
-}
-
-static struct node *parse_term(struct parser *ps)
-{
-	struct node *a = parse_unary(ps), *b;
-	char op[8];
-
-	while (a && (is_op(ps, "*") || is_op(ps, "/") || is_op(ps, "//") || is_op(ps, "%") ||
-	             is_op(ps, "@"))) {
-		snprintf(op, sizeof(op), "%s", ps->text.buf);
-		if (lex(ps) < 0 || !(b = parse_unary(ps))) {
-			node_free(a);
-			return NULL;
-		}
-		a = binary(op, a, b);
-	}
-	return a;
-}
-
-static struct node *parse_arith(struct parser *ps)
-{
-	struct node *a = parse_term(ps), *b;
-	char op[8];
-
-	while (a && (is_op(ps, "+") || is_op(ps, "-"))) {
-		snprintf(op, sizeof(op), "%s", ps->text.buf);
-		if (lex(ps) < 0 || !(b = parse_term(ps))) {
-			node_free(a);
-			return NULL;
-		}
-		a = binary(op, a, b);
-	}
-	if (a && (is_op(ps, "&") || is_op(ps, "|") || is_op(ps, "^") || is_op(ps, "<<") ||
-	          is_op(ps, ">>"))) {
-		perr(ps, "column %d: bitwise '%s' is not supported", ps->col, ps->text.buf);
-		node_free(a);
-		return NULL;
-	}
-	return a;
-}
-
-/* The comparison operator at the current token ("not in" and "is not" take two), or 0. */
-static int cmp_op(struct parser *ps, char op[8])
-{
-	static const char *const ops[] = {"<", ">", "==", ">=", "<=", "!="};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(ops); i++)
-		if (is_op(ps, ops[i])) {
-			snprintf(op, 8, "%s", ops[i]);
-			return lex(ps) < 0 ? -1 : 1;
-		}
-	if (is_kw(ps, "in")) {
-		snprintf(op, 8, "in");
-		return lex(ps) < 0 ? -1 : 1;
-	}
-	if (is_kw(ps, "is")) {
-		if (lex(ps) < 0)
-			return -1;
-		snprintf(op, 8, "is");
-		if (is_kw(ps, "not")) {
-			snprintf(op, 8, "is not");
-			return lex(ps) < 0 ? -1 : 1;
-		}
-		return 1;
-	}
-	if (is_kw(ps, "not")) {
-		const char *save = ps->p;
-
-		if (lex(ps) < 0)
-			return -1;
-		if (!is_kw(ps, "in"))
-			return perr(ps, "column %d: expected 'in' after 'not'", ps->col);
-		(void)save;
-		snprintf(op, 8, "not in");
-		return lex(ps) < 0 ? -1 : 1;
-	}
-	return 0;
-}
-
-static struct node *parse_comparison(struct parser *ps)
-{
-	struct node *a = parse_arith(ps), *cmp = NULL, *b;
-	size_t opalloc = 0;
-	char op[8];
-	int r;
-
-	while (a && (r = cmp_op(ps, op)) != 0) {
-		if (r < 0 || !(b = parse_arith(ps)))
-			goto fail;
-		if (!cmp) {
-			cmp = node_new(N_CMP);
-			node_add(cmp, a);
-		}
-		ALLOC_GROW(cmp->ops, cmp->n, opalloc);
-		snprintf(cmp->ops[cmp->n - 1], 8, "%s", op);
-		node_add(cmp, b);
-	}
-	return cmp ? cmp : a;
-fail:
-	node_free(cmp ? cmp : a);
-	return NULL;
-}
-
-static struct node *parse_not(struct parser *ps)
-{
-	struct node *n, *x;
-
-	if (!is_kw(ps, "not"))
-		return parse_comparison(ps);
-	if (lex(ps) < 0 || !(x = parse_not(ps)))
-		return NULL;
-	n = node_new(N_NOT);
-	node_add(n, x);
-	return n;
-}
-
-/* a and b and c (or with or): one node with every operand. */
-static struct node *parse_bool(struct parser *ps, const char *kw, enum nkind k,
-                               struct node *(*operand)(struct parser *))
-{
-	struct node *a = operand(ps), *n = NULL, *b;
-
-	while (a && is_kw(ps, kw)) {
-		if (lex(ps) < 0 || !(b = operand(ps))) {
-			node_free(n ? n : a);
-			return NULL;
-		}
-		if (!n) {
-			n = node_new(k);
-			node_add(n, a);
-		}
-		node_add(n, b);
-	}
-	return n ? n : a;
-}
-
-static struct node *parse_and(struct parser *ps)
-{
-	return parse_bool(ps, "and", N_AND, parse_not);
-}
-
-static struct node *parse_or(struct parser *ps)
-{
-	return parse_bool(ps, "or", N_OR, parse_and);
-}
-
-/* a if c else b */
-static struct node *parse_test(struct parser *ps)
-{
-	struct node *a = parse_or(ps), *c, *b, *n;
-
-	if (!a || !is_kw(ps, "if"))
-		return a;
-	if (lex(ps) < 0 || !(c = parse_or(ps))) {
-		node_free(a);
-		return NULL;
-	}
-	if (!is_kw(ps, "else")) {
-		perr(ps, "column %d: expected 'else'", ps->col);
-		node_free(a);
-		node_free(c);
-		return NULL;
-	}
-	if (lex(ps) < 0 || !(b = parse_test(ps))) {
-		node_free(a);
-		node_free(c);
-		return NULL;
-	}
-	n = node_new(N_IF);
-	node_add(n, c);
-	node_add(n, a);
-	node_add(n, b);
-	return n;
-}
-
-/* The whole of src as one expression; NULL with why filled. */
-static struct node *py_parse(const char *src, char *why, size_t whylen)
-{
-	struct parser ps;
-	struct node *n = NULL;
-
-	memset(&ps, 0, sizeof(ps));
-	ps.src = ps.p = src;
-	if (lex(&ps) == 0)
-		n = parse_test(&ps);
-	if (n && ps.t != TK_END) {
-		perr(&ps, "column %d: unexpected '%s' after the expression", ps.col,
-		     ps.t == TK_OP || ps.t == TK_NAME ? ps.text.buf : "token");
-		node_free(n);
-		n = NULL;
-	}
-	if (!n)
-		snprintf(why, whylen, "%s", *ps.err ? ps.err : "cannot parse");
-	sb_release(&ps.text);
-	return n;
-}
-
-/* ------------------------------------------- Python to tuner's expressions */
-
-struct emitter {
-	const struct import_landscape *ls;
-	char *why;
-	size_t whylen;
-	int floor_ops;       /* // or % used */
-	unsigned long names; /* params mentioned, one bit each */
-};
-
-static int eerr(struct emitter *e, const char *fmt, ...) TUNER_PRINTF(2, 3);
-
-static int eerr(struct emitter *e, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(e->why, e->whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int param_index(const struct import_landscape *ls, const char *name)
+int import_param_index(const struct import_landscape *ls, const char *name)
 {
 	size_t i;
 
@@ -670,426 +76,6 @@ static int param_index(const struct import_landscape *ls, const char *name)
 			return (int)i;
 	return -1;
 }
-
-/* A constant: a number (bools count as 1 and 0) or a string, possibly negated. */
-struct lit {
-	int is_str;
-	double num;
-	const char *s;
-};
-
-static int as_literal(const struct node *n, struct lit *out)
-{
-	memset(out, 0, sizeof(*out));
-	switch (n->k) {
-	case N_INT:
-		out->num = (double)n->i;
-		return 1;
-	case N_FLOAT:
-		out->num = n->f;
-		return 1;
-	case N_STR:
-		out->is_str = 1;
-		out->s = n->s;
-		return 1;
-	case N_NAME:
-		if (!strcmp(n->s, "True") || !strcmp(n->s, "False")) {
-			out->num = !strcmp(n->s, "True");
-			return 1;
-		}
-		return 0;
-	case N_NEG:
-	case N_POS:
-		if (!as_literal(n->kids[0], out) || out->is_str)
-			return 0;
-		if (n->k == N_NEG)
-			out->num = -out->num;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* The coded param that n names, or -1. */
-static int coded_param(const struct emitter *e, const struct node *n)
-{
-	int i;
-
-	if (n->k != N_NAME)
-		return -1;
-	i = param_index(e->ls, n->s);
-	return i >= 0 && e->ls->params[i].coded ? i : -1;
-}
-
-/* Python's a OP b on two constants; -1 when Python would raise (ordering a string and a number). */
-static int lit_compare(const struct lit *a, const char *op, const struct lit *b)
-{
-	int c;
-
-	if (a->is_str != b->is_str) {
-		if (!strcmp(op, "=="))
-			return 0;
-		if (!strcmp(op, "!="))
-			return 1;
-		return -1;
-	}
-	if (a->is_str)
-		c = strcmp(a->s, b->s);
-	else
-		c = a->num < b->num ? -1 : a->num > b->num ? 1 : 0;
-	if (!strcmp(op, "<"))
-		return c < 0;
-	if (!strcmp(op, "<="))
-		return c <= 0;
-	if (!strcmp(op, ">"))
-		return c > 0;
-	if (!strcmp(op, ">="))
-		return c >= 0;
-	if (!strcmp(op, "=="))
-		return c == 0;
-	return c != 0;
-}
-
-static const char *flip(const char *op)
-{
-	if (!strcmp(op, "<"))
-		return ">";
-	if (!strcmp(op, "<="))
-		return ">=";
-	if (!strcmp(op, ">"))
-		return "<";
-	if (!strcmp(op, ">="))
-		return "<=";
-	return op;
-}
-
-static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out);
-
-/* A coded param against a constant: the codes whose label satisfies it. */
-static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struct lit *c,
-                          struct strbuf *out)
-{
-	const struct import_param *p = &e->ls->params[pi];
-	size_t i, hits = 0;
-	struct strbuf sb = STRBUF_INIT;
-
-	for (i = 0; i < p->n; i++) {
-		struct lit l = {isnan(p->num[i]), p->num[i], p->labels[i]};
-		int r = lit_compare(&l, op, c);
-
-		if (r < 0)
-			return eerr(e, "'%s' compares '%s' (a string) with a number", op, p->name);
-		if (r)
-			sb_addf(&sb, "%s%s == %lld", hits++ ? " || " : "", p->name, p->values[i]);
-	}
-	e->names |= 1UL << pi;
-	if (!hits)
-		sb_adds(out, "0");
-	else if (hits == p->n)
-		sb_adds(out, "1");
-	else
-		sb_addf(out, "(%s)", sb.buf);
-	sb_release(&sb);
-	return 0;
-}
-
-/* a OP b for one link of a comparison chain. */
-static int emit_compare(struct emitter *e, const struct node *a, const char *op,
-                        const struct node *b, struct strbuf *out)
-{
-	struct lit la, lb;
-	int pa = coded_param(e, a), pb = coded_param(e, b), ka, kb;
-	size_t i;
-
-	if (!strcmp(op, "is") || !strcmp(op, "is not"))
-		return eerr(e, "'%s' is not supported", op);
-	if (!strcmp(op, "in") || !strcmp(op, "not in")) {
-		if (b->k != N_LIST)
-			return eerr(e, "'%s' needs a list or tuple of values on its right", op);
-		sb_adds(out, strcmp(op, "in") ? "!(" : "(");
-		if (!b->n)
-			sb_adds(out, "0");
-		for (i = 0; i < b->n; i++) {
-			if (i)
-				sb_adds(out, " || ");
-			if (emit_compare(e, a, "==", b->kids[i], out) < 0)
-				return -1;
-		}
-		sb_adds(out, ")");
-		return 0;
-	}
-	ka = as_literal(a, &la);
-	kb = as_literal(b, &lb);
-	if (pa >= 0 && kb)
-		return emit_coded_cmp(e, pa, op, &lb, out);
-	if (pb >= 0 && ka)
-		return emit_coded_cmp(e, pb, flip(op), &la, out);
-	if (pa >= 0 && pa == pb && (!strcmp(op, "==") || !strcmp(op, "!="))) {
-		sb_addf(out, "(%s %s %s)", a->s, op, b->s);
-		return 0;
-	}
-	if (pa >= 0 || pb >= 0)
-		return eerr(e,
-		            "'%s' takes values that are not integers: it can only be compared "
-		            "with constants",
-		            e->ls->params[pa >= 0 ? pa : pb].name);
-	if (ka && kb) {
-		int r = lit_compare(&la, op, &lb);
-
-		if (r < 0)
-			return eerr(e, "'%s' compares a string with a number", op);
-		sb_adds(out, r ? "1" : "0");
-		return 0;
-	}
-	/* an integer against a fraction: the integer comparison that means the same */
-	if ((ka && !la.is_str && la.num != floor(la.num)) ||
-	    (kb && !lb.is_str && lb.num != floor(lb.num))) {
-		const struct node *x = kb ? a : b;
-		double f = kb ? lb.num : la.num;
-
-		if (!kb)
-			op = flip(op);
-		if (!strcmp(op, "==") || !strcmp(op, "!=")) {
-			sb_adds(out, !strcmp(op, "==") ? "0" : "1");
-			return 0;
-		}
-		sb_adds(out, "(");
-		if (emit_int(e, x, out) < 0)
-			return -1;
-		sb_addf(out, " %s %.0f)", op,
-		        !strcmp(op, "<") || !strcmp(op, ">=") ? ceil(f) : floor(f));
-		return 0;
-	}
-	if ((ka && la.is_str) || (kb && lb.is_str))
-		return eerr(e, "a string is compared with a number");
-	sb_adds(out, "(");
-	if (emit_int(e, a, out) < 0)
-		return -1;
-	sb_addf(out, " %s ", op);
-	if (emit_int(e, b, out) < 0)
-		return -1;
-	sb_adds(out, ")");
-	return 0;
-}
-
-/* min(a, b, c) or max([a, b]) as nested two-argument calls. */
-static int emit_minmax(struct emitter *e, const struct node *n, struct strbuf *out)
-{
-	const struct node *const *args = (const struct node *const *)n->kids;
-	size_t nargs = n->n, i;
-
-	if (nargs == 1 && args[0]->k == N_LIST) {
-		nargs = args[0]->n;
-		args = (const struct node *const *)args[0]->kids;
-	}
-	if (!nargs)
-		return eerr(e, "'%s' of nothing", n->s);
-	for (i = 0; i + 1 < nargs; i++)
-		sb_addf(out, "%s(", n->s);
-	for (i = 0; i < nargs; i++) {
-		if (emit_int(e, args[i], out) < 0)
-			return -1;
-		sb_adds(out, i ? ")" : "");
-		if (i + 1 < nargs)
-			sb_adds(out, ", ");
-	}
-	return 0;
-}
-
-static int emit_call(struct emitter *e, const struct node *n, struct strbuf *out)
-{
-	if (!strcmp(n->s, "min") || !strcmp(n->s, "max"))
-		return emit_minmax(e, n, out);
-	if (!strcmp(n->s, "abs") && n->n == 1) {
-		struct strbuf x = STRBUF_INIT;
-		int r = emit_int(e, n->kids[0], &x);
-
-		if (!r)
-			sb_addf(out, "(%s < 0 ? -%s : %s)", x.buf, x.buf, x.buf);
-		sb_release(&x);
-		return r;
-	}
-	if (!strcmp(n->s, "int") && n->n == 1)
-		return emit_int(e, n->kids[0], out); /* of an integer: itself */
-	return eerr(e, "the function '%s' is not supported (min, max, abs)", n->s);
-}
-
-static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
-{
-	const char *op = n->op;
-	long long k;
-
-	if (!strcmp(op, "/"))
-		return eerr(e, "true division '/' gives fractions, which tuner's integer "
-		               "expressions do not have (write '//' where it divides exactly)");
-	if (!strcmp(op, "@"))
-		return eerr(e, "'@' is not supported");
-	if (!strcmp(op, "**")) {
-		if (n->kids[1]->k != N_INT || n->kids[1]->i < 0 || n->kids[1]->i > 8)
-			return eerr(e, "'**' needs a constant exponent from 0 to 8");
-		if (!n->kids[1]->i)
-			return sb_adds(out, "1"), 0;
-		sb_adds(out, "(");
-		for (k = 0; k < n->kids[1]->i; k++) {
-			if (k)
-				sb_adds(out, " * ");
-			if (emit_int(e, n->kids[0], out) < 0)
-				return -1;
-		}
-		sb_adds(out, ")");
-		return 0;
-	}
-	if (!strcmp(op, "//") || !strcmp(op, "%"))
-		e->floor_ops = 1;
-	sb_adds(out, "(");
-	if (emit_int(e, n->kids[0], out) < 0)
-		return -1;
-	sb_addf(out, " %s ", !strcmp(op, "//") ? "/" : op);
-	if (emit_int(e, n->kids[1], out) < 0)
-		return -1;
-	sb_adds(out, ")");
-	return 0;
-}
-
-/* n as an integer-valued expression of tuner's language (truth values are 1 and 0). */
-static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
-{
-	size_t i;
-	int pi;
-
-	switch (n->k) {
-	case N_INT:
-		sb_addf(out, "%lld", n->i);
-		return 0;
-	case N_FLOAT:
-		if (n->f != floor(n->f) || fabs(n->f) > 9e15)
-			return eerr(e, "the fraction %g has no place in an integer expression",
-			            n->f);
-		sb_addf(out, "%.0f", n->f);
-		return 0;
-	case N_STR:
-		return eerr(e, "the string '%s' can only be compared with a param", n->s);
-	case N_NAME:
-		if (!strcmp(n->s, "True") || !strcmp(n->s, "False")) {
-			sb_adds(out, !strcmp(n->s, "True") ? "1" : "0");
-			return 0;
-		}
-		pi = param_index(e->ls, n->s);
-		if (pi < 0)
-			return eerr(e, "unknown name '%s': not a param", n->s);
-		if (e->ls->params[pi].coded)
-			return eerr(e,
-			            "'%s' takes values that are not integers: it can only be "
-			            "compared with constants",
-			            n->s);
-		e->names |= 1UL << pi;
-		sb_adds(out, n->s);
-		return 0;
-	case N_NEG:
-	case N_POS:
-	case N_NOT:
-		sb_adds(out, n->k == N_NEG ? "(-" : n->k == N_NOT ? "(!" : "(");
-		if (emit_int(e, n->kids[0], out) < 0)
-			return -1;
-		sb_adds(out, ")");
-		return 0;
-	case N_BIN:
-		return emit_bin(e, n, out);
-	case N_CMP: {
-		/* a < b < c: a < b && b < c, leaving out links that always hold */
-		struct strbuf all = STRBUF_INIT, link = STRBUF_INIT;
-		size_t kept = 0;
-
-		for (i = 0; i + 1 < n->n; i++) {
-			sb_reset(&link);
-			if (emit_compare(e, n->kids[i], n->ops[i], n->kids[i + 1], &link) < 0) {
-				sb_release(&all);
-				sb_release(&link);
-				return -1;
-			}
-			if (!strcmp(link.buf, "1"))
-				continue;
-			sb_addf(&all, "%s%s", kept++ ? " && " : "", link.buf);
-		}
-		if (!kept)
-			sb_adds(out, "1");
-		else
-			sb_addf(out, kept > 1 ? "(%s)" : "%s", all.buf);
-		sb_release(&all);
-		sb_release(&link);
-		return 0;
-	}
-	case N_AND:
-	case N_OR:
-		sb_adds(out, "(");
-		for (i = 0; i < n->n; i++) {
-			if (i)
-				sb_adds(out, n->k == N_AND ? " && " : " || ");
-			if (emit_int(e, n->kids[i], out) < 0)
-				return -1;
-		}
-		sb_adds(out, ")");
-		return 0;
-	case N_CALL:
-		return emit_call(e, n, out);
-	case N_IF:
-		sb_adds(out, "(");
-		if (emit_int(e, n->kids[0], out) < 0)
-			return -1;
-		sb_adds(out, " ? ");
-		if (emit_int(e, n->kids[1], out) < 0)
-			return -1;
-		sb_adds(out, " : ");
-		if (emit_int(e, n->kids[2], out) < 0)
-			return -1;
-		sb_adds(out, ")");
-		return 0;
-	case N_LIST:
-		return eerr(e, "a list or tuple can only follow 'in'");
-	}
-	return eerr(e, "unsupported expression");
-}
-
-char *import_translate(const struct import_landscape *ls, const char *python, char *why,
-                       size_t whylen)
-{
-	struct emitter e = {ls, why, whylen, 0, 0};
-	struct strbuf out = STRBUF_INIT;
-	struct expr_err ee;
-	struct expr *check;
-	struct node *n = py_parse(python, why, whylen);
-	size_t i, j;
-
-	if (!n)
-		return NULL;
-	if (emit_int(&e, n, &out) < 0) {
-		node_free(n);
-		sb_release(&out);
-		return NULL;
-	}
-	node_free(n);
-	/* C truncates where Python floors: the same only when no operand is negative */
-	for (i = 0; e.floor_ops && i < ls->nparams; i++)
-		for (j = 0; (e.names >> i & 1) && j < ls->params[i].n; j++)
-			if (ls->params[i].values[j] < 0) {
-				snprintf(why, whylen,
-				         "'//' or '%%' with '%s', which can be negative: Python "
-				         "floors where tuner truncates",
-				         ls->params[i].name);
-				sb_release(&out);
-				return NULL;
-			}
-	check = expr_parse(out.buf, &ee);
-	if (!check) {
-		snprintf(why, whylen, "the translation '%s' does not parse: %s", out.buf, ee.msg);
-		sb_release(&out);
-		return NULL;
-	}
-	expr_free(check);
-	return sb_detach(&out);
-}
-
-/* ------------------------------------------------------------ parameters */
 
 /* The shortest decimal that reads back as v. */
 static char *num_text(double v)
@@ -1108,7 +94,7 @@ static char *num_text(double v)
 }
 
 /* A JSON scalar as a constant; 0 for anything else. */
-static int json_literal(json_t *v, struct lit *out)
+static int json_literal(json_t *v, struct import_lit *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (json_is_integer(v))
@@ -1125,19 +111,19 @@ static int json_literal(json_t *v, struct lit *out)
 	return 1;
 }
 
-static int lit_is_int(const struct lit *l)
+static int lit_is_int(const struct import_lit *l)
 {
 	return !l->is_str && l->num == floor(l->num) && fabs(l->num) < 9e15;
 }
 
-static int lit_same(const struct lit *a, const struct lit *b)
+static int lit_same(const struct import_lit *a, const struct import_lit *b)
 {
 	return a->is_str == b->is_str && (a->is_str ? !strcmp(a->s, b->s) : a->num == b->num);
 }
 
 /* The domain from its values: integers as they are, anything else as codes of labels. */
-static int param_init(struct import_param *p, const char *name, const struct lit *vals, size_t n,
-                      const char *where)
+static int param_init(struct import_param *p, const char *name, const struct import_lit *vals,
+                      size_t n, const char *where)
 {
 	size_t i, j;
 
@@ -1170,12 +156,12 @@ static int param_init(struct import_param *p, const char *name, const struct lit
 }
 
 /* The value of the domain that the constant l names: 1 found, 0 not. */
-static int param_lookup(const struct import_param *p, const struct lit *l, long long *out)
+static int param_lookup(const struct import_param *p, const struct import_lit *l, long long *out)
 {
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
-		struct lit d = {0, 0, NULL};
+		struct import_lit d = {0, 0, NULL};
 
 		if (p->coded) {
 			d.is_str = isnan(p->num[i]);
@@ -1238,7 +224,7 @@ static struct import_param *param_add(struct import_landscape *ls, const char *w
 {
 	if (check_param_name(where, name) < 0)
 		return NULL;
-	if (param_index(ls, name) >= 0) {
+	if (import_param_index(ls, name) >= 0) {
 		error("%s: param '%s' is declared twice", where, name);
 		return NULL;
 	}
@@ -1251,11 +237,11 @@ static struct import_param *param_add(struct import_landscape *ls, const char *w
 
 /* ------------------------------------------------------------------- T1 */
 
-/* T1's "Values": a JSON array, or a string holding a Python list or tuple of constants. */
+/* T1's "Values": a JSON array, or a string of Python that makes a list (range, comprehensions). */
 static int t1_values(const char *where, const char *pname, json_t *v, struct import_param *p)
 {
-	struct lit *vals = NULL;
-	struct node *n = NULL;
+	struct import_values pv = {0};
+	struct import_lit *vals = NULL;
 	size_t i, cnt = 0;
 	char why[200];
 	int r = -1;
@@ -1269,45 +255,45 @@ static int t1_values(const char *where, const char *pname, json_t *v, struct imp
 				      where, pname, i + 1);
 				goto out;
 			}
+		r = param_init(p, pname, vals, cnt, where);
 	} else if (json_is_string(v)) {
-		n = py_parse(json_string_value(v), why, sizeof(why));
-		if (!n) {
+		if (import_python_values(json_string_value(v), &pv, why, sizeof(why)) < 0)
 			error("%s: param '%s': cannot read its values '%s': %s", where, pname,
 			      json_string_value(v), why);
-			goto out;
-		}
-		if (n->k != N_LIST) {
-			error("%s: param '%s': its values '%s' are not a list of constants", where,
-			      pname, json_string_value(v));
-			goto out;
-		}
-		cnt = n->n;
-		vals = xcalloc(cnt + 1, sizeof(*vals));
-		for (i = 0; i < cnt; i++)
-			if (!as_literal(n->kids[i], &vals[i])) {
-				error("%s: param '%s': value %zu of '%s' is not a constant", where,
-				      pname, i + 1, json_string_value(v));
-				goto out;
-			}
+		else
+			r = param_init(p, pname, pv.v, pv.n, where);
 	} else {
 		error("%s: param '%s' has no list of 'Values'", where, pname);
-		goto out;
 	}
-	r = param_init(p, pname, vals, cnt, where);
 out:
 	free(vals);
-	node_free(n);
+	import_values_free(&pv);
 	return r;
 }
 
+/*
+ * T1's "Default": a value of the param (or a list of one, as some files write
+ * it). One that is not among the values leaves the param without a default,
+ * with a warning: the baseline is then chosen as when none is declared.
+ */
 static int t1_default(const char *where, struct import_param *p, json_t *d)
 {
-	struct lit l;
+	struct import_lit l;
 
+	if (json_is_array(d) && json_array_size(d) == 1)
+		d = json_array_get(d, 0);
 	if (!d || json_is_null(d))
 		return 0;
-	if (!json_literal(d, &l) || !param_lookup(p, &l, &p->deflt))
-		return error("%s: the default of '%s' is not one of its values", where, p->name);
+	if (!json_literal(d, &l))
+		return error("%s: the default of '%s' is not a number or a string", where, p->name);
+	if (!param_lookup(p, &l, &p->deflt)) {
+		char *text = json_dumps(d, JSON_ENCODE_ANY);
+
+		warning("%s: the default of '%s' (%s) is not one of its values: it has none", where,
+		        p->name, text ? text : "?");
+		free(text);
+		return 0;
+	}
 	p->has_default = 1;
 	return 0;
 }
@@ -1403,7 +389,7 @@ static int entry_config(const struct import_landscape *ls, json_t *cfg, const ch
 	for (i = 0; i < ls->nparams; i++) {
 		const struct import_param *p = &ls->params[i];
 		json_t *v = json_object_get(cfg, p->name);
-		struct lit l;
+		struct import_lit l;
 
 		if (!v)
 			return error("%s: result %zu has no value for '%s'", where, idx + 1,
@@ -1593,6 +579,9 @@ static const struct {
     {"RuntimeFailedConfig", REJECT_RUNTIME_FAULT, "failed at run time (recorded)"},
 };
 
+/* Kernel Tuner before its error strings cached a failed configuration with this time. */
+#define KT_FAILED 1e20
+
 /* A Kernel Tuner cache: its params (unless T1 declared them), then every cached result. */
 static int read_kt(const char *path, json_t *root, struct import_landscape *ls)
 {
@@ -1619,7 +608,7 @@ static int read_kt(const char *path, json_t *root, struct import_landscape *ls)
 			             json_object_size(tp), ls->space, ls->nparams);
 		json_object_foreach(tp, key, k)
 		{
-			if (param_index(ls, key) < 0)
+			if (import_param_index(ls, key) < 0)
 				return error("%s tunes '%s', which %s does not declare", path, key,
 				             ls->space);
 		}
@@ -1628,7 +617,7 @@ static int read_kt(const char *path, json_t *root, struct import_landscape *ls)
 		{
 			json_t *vals = json_object_get(tp, json_string_value(k));
 			struct import_param *p;
-			struct lit *l;
+			struct import_lit *l;
 
 			if (!json_is_string(k) || !json_is_array(vals))
 				return error("%s: 'tune_params_keys' and 'tune_params' disagree",
@@ -1672,6 +661,10 @@ static int read_kt(const char *path, json_t *root, struct import_landscape *ls)
 				             json_string_value(val));
 			e->outcome = kt_errors[j].outcome;
 			e->reason = xstrdup(kt_errors[j].reason);
+		} else if (json_is_number(val) && json_number_value(val) >= KT_FAILED) {
+			e->outcome = REJECT_RUNTIME_FAULT;
+			e->reason =
+			    xstrdup("failed (recorded as 1e20, as old Kernel Tuner caches do)");
 		} else if (json_is_number(val) && json_number_value(val) > 0) {
 			double scale = strcmp(ls->objective, "time") ? 1 : 1e3; /* ms */
 
@@ -2003,7 +996,7 @@ static int parse_baseline(const struct import_landscape *ls, const char *spec, l
 	int r = 0, pi;
 
 	for (item = strtok_r(copy, ",", &save); item && !r; item = strtok_r(NULL, ",", &save)) {
-		struct lit l = {0, 0, NULL};
+		struct import_lit l = {0, 0, NULL};
 		char *end;
 
 		eq = strchr(item, '=');
@@ -2012,7 +1005,7 @@ static int parse_baseline(const struct import_landscape *ls, const char *spec, l
 			break;
 		}
 		*eq++ = '\0';
-		pi = param_index(ls, item);
+		pi = import_param_index(ls, item);
 		if (pi < 0) {
 			r = error("--baseline: unknown param '%s'", item);
 			break;

@@ -10,7 +10,7 @@
 #include "tuner/expr.h"
 #include "tuner/problem.h"
 
-#define TUNER_MAX_PARAMS 16
+#define TUNER_MAX_PARAMS 32
 #define TUNER_MAX_DIMS   8
 #define TUNER_MAX_SHAPES 32
 

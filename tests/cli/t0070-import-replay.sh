@@ -47,6 +47,20 @@ expect_rc 0 "replay of the cache"
 n=$(sqlite3 "$TMP/kt-run.db" "SELECT count(*) FROM evals WHERE outcome = 'ok'")
 [ "$n" -eq 42 ] || fail "42 timed in the cache, $n replayed"
 
+# the benchmark hub's forms: values as range() and comprehensions, a default given as a
+# list, one that is not among its values (warned, then the median is the baseline), true
+# division in a restriction; replayed whole, the translation rejects exactly what the file does
+TUNER_DB="$TMP/hub.db" run_tuner import --t1 "$FIX/hub_T1.json" -o "$TMP/hub.yaml" "$FIX/hub_gpu_T4.json"
+expect_rc 0 "import the hub's forms"
+expect_grep "$TMP/err" "the default of 'm' (1) is not one of its values" "a default outside its values is named"
+expect_grep "$TMP/out" "baseline: the configuration of median cost" "and the median is the baseline"
+expect_grep "$TMP/hub.family.yaml" "bx: [16, 32, 64, 128]" "values from a list joined to a range()"
+expect_grep "$TMP/hub.family.yaml" '"(((bx * 3) % (ty * 48)) == 0)"' "true division, multiplied out"
+TUNER_DB="$TMP/hub-run.db" run_tuner --config "$TMP/hub.yaml" run --replay "$TMP/hub.db" --strategy exhaustive --generations 10
+expect_rc 0 "replay of the hub's forms"
+got=$(sqlite3 "$TMP/hub-run.db" "SELECT group_concat(outcome || ':' || n) FROM (SELECT outcome, count(*) n FROM evals GROUP BY outcome ORDER BY outcome)")
+[ "$got" = "constraint:3,ok:9" ] || fail "replayed verdicts of the hub's forms: '$got'"
+
 # an existing database is not overwritten; --force replaces it
 TUNER_DB="$TMP/kt.db" run_tuner import --t1 "$FIX/toy_T1.json" -o "$TMP/kt.yaml" "$FIX/toy_cache.json"
 expect_rc 73 "import into an existing database"
@@ -56,10 +70,10 @@ expect_rc 0 "--force"
 expect_grep "$TMP/out" "baseline: the configuration of median cost" "--baseline median"
 
 # a restriction that cannot be translated: refused, naming the file and the restriction
-sed 's|"bs \* tile <= 256"|"bs / tile <= 256"|' "$FIX/toy_T1.json" >"$TMP/bad_T1.json"
+sed 's|"bs \* tile <= 256"|"bs \& tile <= 256"|' "$FIX/toy_T1.json" >"$TMP/bad_T1.json"
 TUNER_DB="$TMP/bad.db" run_tuner import --t1 "$TMP/bad_T1.json" -o "$TMP/bad.yaml" "$FIX/toy_gpu_T4.json"
 expect_rc 65 "an untranslatable restriction"
-expect_grep "$TMP/err" "bad_T1.json: cannot translate restriction 1 'bs / tile <= 256': true division" "the refusal names the file, the restriction and why"
+expect_grep "$TMP/err" "bad_T1.json: cannot translate restriction 1 'bs & tile <= 256': column 4: bitwise" "the refusal names the file, the restriction and why"
 [ -f "$TMP/bad.db" ] && fail "nothing is written after a refusal"
 
 # replay answers by template, arch and params: a recording whose variant hashes differ

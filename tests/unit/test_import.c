@@ -16,6 +16,7 @@
 #include "tuner/config.h"
 #include "tuner/db.h"
 #include "tuner/expr.h"
+#include "tuner/import-python.h"
 #include "tuner/import.h"
 
 #include "unit/capture.h"
@@ -176,7 +177,8 @@ static void test_translate_coded(void **state)
 
 static void test_translate_refusals(void **state)
 {
-	refuse("a / b > 2", "true division");
+	refuse("a / b", "used as a number");
+	refuse("c / 2 > 0", "can be negative");
 	refuse("a & 1 == 0", "bitwise");
 	refuse("~a", "bitwise");
 	refuse("d > 1", "unknown name 'd'");
@@ -190,6 +192,127 @@ static void test_translate_refusals(void **state)
 	refuse("a is None", "not supported");
 	refuse("a > ", "unexpected end");
 	refuse("(a > 1", "expected ')'");
+}
+
+/* What Python computes for the i-th expression of test_translate_truediv. */
+static int python_truth(int i, double a, double b)
+{
+	switch (i) {
+	case 0:
+		return a / b > 10.5;
+	case 1:
+		return fmod(a, b / 2) == 0;
+	case 2:
+		return (a + b) / (b * 2) <= 5;
+	case 3:
+		return floor(a / (b / 2)) >= 20;
+	case 4:
+		return 1.5 * b <= 4;
+	case 5:
+		return fmax(a / 4, b) == 4;
+	case 6:
+		return trunc(a / 3) == 5;
+	case 7:
+		return (b > 2 ? a / b : a) < 20;
+	case 8:
+		return (a / b) * (a / b) > 200;
+	default:
+		return a - b / 4 >= 15.5 && 0.25 * a != b;
+	}
+}
+
+/* True division and fractions: exact, as fractions multiplied out, on every point of the space. */
+static void test_translate_truediv(void **state)
+{
+	static const char *const py[] = {
+	    "a / b > 10.5",           "a % (b / 2) == 0",
+	    "(a + b) / (b * 2) <= 5", "a // (b / 2) >= 20",
+	    "1.5 * b <= 4",           "max(a / 4, b) == 4",
+	    "int(a / 3) == 5",        "(a / b if b > 2 else a) < 20",
+	    "(a / b) ** 2 > 200",     "a - b / 4 >= 15.5 and 0.25 * a != b"};
+	static const long long as[] = {16, 32, 64};
+	char why[300], *t;
+	size_t i, j, k, held;
+
+	/* the gemm benchmark's own restriction: a whole number of b / a-sized steps in a */
+	check("a % ((b * 32) / a) == 0", "(((a * a) % (b * 32)) == 0)");
+	check("b in range(1, 3)", "((b == 1) || (b == 2))");
+	check("a not in [2**i for i in range(5)]", "!((a == 1) || (a == 2) || (a == 4) || "
+	                                           "(a == 8) || (a == 16))");
+	for (i = 0; i < ARRAY_SIZE(py); i++) {
+		t = tr(py[i], why);
+		if (!t)
+			fail_msg("'%s' not translated: %s", py[i], why);
+		for (held = 0, j = 0; j < ARRAY_SIZE(as); j++)
+			for (k = 1; k <= 4; k++) {
+				int want = python_truth((int)i, (double)as[j], (double)k);
+
+				if (eval(t, as[j], (long long)k, 0, 0, 0) != want)
+					fail_msg("'%s' as '%s' at a=%lld b=%zu: %d, Python %d",
+					         py[i], t, as[j], k, !want, want);
+				held += (size_t)want;
+			}
+		/* each expression holds somewhere and fails somewhere: the test can tell */
+		if (held == 0 || held == 12)
+			fail_msg("'%s' is %s everywhere", py[i], held ? "true" : "false");
+		free(t);
+	}
+}
+
+/* T1's values written as Python: ranges, comprehensions, lists joined. */
+static void values(const char *py, size_t n, double first, double last)
+{
+	struct import_values v;
+	char why[200] = "";
+
+	if (import_python_values(py, &v, why, sizeof(why)) < 0)
+		fail_msg("'%s': %s", py, why);
+	if (v.n != n || v.v[0].num != first || v.v[n - 1].num != last)
+		fail_msg("'%s': %zu values %g..%g, expected %zu %g..%g", py, v.n, v.v[0].num,
+		         v.v[v.n - 1].num, n, first, last);
+	import_values_free(&v);
+}
+
+static void no_values(const char *py, const char *reason)
+{
+	struct import_values v;
+	char why[200] = "";
+
+	if (import_python_values(py, &v, why, sizeof(why)) == 0)
+		fail_msg("'%s' gave %zu values, expected a refusal", py, v.n);
+	if (!strstr(why, reason))
+		fail_msg("'%s' refused with '%s', expected '%s'", py, why, reason);
+	import_values_free(&v);
+}
+
+static void test_python_values(void **state)
+{
+	struct import_values v;
+	char why[200];
+
+	values("[1, 2, 4, 8, 16] + list(range(32, 1024+1, 32))", 37, 1, 1024);
+	values("[2**i for i in range(0, 6)]", 6, 1, 32);
+	values("[i for i in range(1, 11)]", 10, 1, 10);
+	values("[i for i in range(1, 11) if i % 3 == 0]", 3, 3, 9);
+	values("range(5)", 5, 0, 4);
+	values("range(10, 0, -3)", 4, 10, 1);
+	values("(4, 2.5, -1)", 3, 4, -1);
+	values("tuple(x / 2 for x in [1, 3])", 2, 0.5, 1.5);
+	values("[i * j for i in range(1, 3) for j in [1, 10]]", 4, 1, 20);
+	values("[min(i, 3) * 2 if i > 0 else -1 for i in range(3)]", 3, -1, 4);
+	values("[7 // 2, -7 // 2, -7 % 3, 2 ** -1]", 4, 3, 0.5);
+	assert_int_equal(import_python_values("['row', \"col\"] + ['x']", &v, why, sizeof(why)), 0);
+	assert_int_equal(v.n, 3);
+	assert_true(v.v[1].is_str);
+	assert_string_equal(v.v[1].s, "col");
+	import_values_free(&v);
+	no_values("np.arange(4)", "attributes");
+	no_values("[x for x in y]", "unknown name 'y'");
+	no_values("range(0, 10, 0)", "step of 0");
+	no_values("range(0.5)", "not an int");
+	no_values("[[1], [2]]", "a list where a single value belongs");
+	no_values("7", "not a list");
+	no_values("[1 / 0]", "division by zero");
 }
 
 /* --------------------------------------------------------- whole files */
@@ -242,6 +365,53 @@ static void test_read_t4(void **state)
 	import_release(&ls);
 }
 
+/*
+ * The forms of the benchmark hub's own T1 files: values as Python (a range
+ * joined to a list, a comprehension), a default written as a list of one, a
+ * default that is not among the values, and restrictions with true division
+ * and fractions (checked against every recorded verdict as any restriction).
+ */
+static char warned[1024]; /* the warnings since set_error_routine(keep_warning) */
+
+static void keep_warning(const char *prefix, const char *msg)
+{
+	if (!strcmp(prefix, "warning: "))
+		snprintf(warned + strlen(warned), sizeof(warned) - strlen(warned), "%s\n", msg);
+}
+
+static void test_read_hub(void **state)
+{
+	struct import_landscape ls;
+	long long counts[OUTCOME_COUNT] = {0};
+	size_t i;
+
+	warned[0] = '\0';
+	set_error_routine(keep_warning);
+	assert_int_equal(import_read(FIX "hub_gpu_T4.json", FIX "hub_T1.json", NULL, NULL, &ls), 0);
+	capture_start();
+	if (!strstr(warned, "hub_T1.json: the default of 'm' (1) is not one of its values"))
+		fail_msg("warned: %s", warned);
+	assert_int_equal(ls.nparams, 4);
+	assert_int_equal(ls.params[0].n, 4);
+	assert_int_equal(ls.params[0].values[2], 64);
+	assert_int_equal(ls.params[0].values[3], 128);
+	assert_int_equal(ls.params[1].n, 3);
+	assert_int_equal(ls.params[1].values[2], 4);
+	assert_true(ls.params[2].has_default); /* [0] */
+	assert_int_equal(ls.params[2].deflt, 0);
+	assert_true(ls.params[0].has_default);
+	assert_false(ls.params[3].has_default);
+	assert_string_equal(ls.translated[0], "(((bx * 3) % (ty * 48)) == 0)");
+	for (i = 0; i < ls.nentries; i++)
+		counts[ls.entries[i].outcome]++;
+	assert_int_equal(counts[VARIANT_OK], 9);
+	assert_int_equal(counts[REJECT_CONSTRAINT], 3);
+	/* no default for every param: the median configuration, as for a cache without T1 */
+	assert_int_equal(import_set_baseline(&ls, NULL), 0);
+	assert_string_equal(ls.baseline_why, "the configuration of median cost");
+	import_release(&ls);
+}
+
 static void test_read_cache(void **state)
 {
 	struct import_landscape ls;
@@ -265,6 +435,31 @@ static void test_read_cache(void **state)
 	assert_int_equal(import_set_baseline(&ls, NULL), 0);
 	assert_string_equal(ls.baseline_why, "the configuration of median cost");
 	import_release(&ls);
+}
+
+/* An older cache, with no objective named and a failure cached as a time of 1e20. */
+static void test_read_old_cache(void **state)
+{
+	struct import_landscape ls;
+	char path[] = "/tmp/tuner-old-cache-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	assert_non_null(f);
+	fputs("{\"device_name\": \"Old GPU\", \"kernel_name\": \"old\", "
+	      "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32, 64, 128]}, "
+	      "\"cache\": {\"32\": {\"bs\": 32, \"time\": 1.5}, \"64\": {\"bs\": 64, "
+	      "\"time\": 1e20}, \"128\": {\"bs\": 128, \"time\": 0.75}}}",
+	      f);
+	fclose(f);
+	assert_int_equal(import_read(path, NULL, NULL, NULL, &ls), 0);
+	assert_int_equal(ls.nentries, 3);
+	assert_int_equal(ls.entries[0].outcome, VARIANT_OK);
+	assert_int_equal(ls.entries[1].outcome, REJECT_RUNTIME_FAULT);
+	assert_int_equal(ls.entries[2].outcome, VARIANT_OK);
+	assert_true(ls.entries[2].cost == 750); /* ms in the file, µs here */
+	import_release(&ls);
+	unlink(path);
 }
 
 /* What the file and the translation disagree on, and what cannot be read, is an error. */
@@ -300,13 +495,13 @@ static void test_read_errors(void **state)
 	assert_non_null(f);
 	fputs("{\"General\": {\"BenchmarkName\": \"toy_kernel\"}, \"ConfigurationSpace\": {"
 	      "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[16, 32, 64, 128]\"}],"
-	      "\"Conditions\": [{\"Expression\": \"bs / 3 > 1\"}]}}",
+	      "\"Conditions\": [{\"Expression\": \"bs & 3 > 1\"}]}}",
 	      f);
 	fclose(f);
 	capture_start();
 	assert_int_equal(import_read(FIX "toy_gpu_T4.json", path, "g", NULL, &ls), -1);
 	assert_non_null(
-	    strstr(captured, "bad_T1.json: cannot translate restriction 1 'bs / 3 > 1'"));
+	    strstr(captured, "bad_T1.json: cannot translate restriction 1 'bs & 3 > 1'"));
 	import_release(&ls);
 	unlink(path);
 	rmdir(dir);
@@ -383,8 +578,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_translate_semantics, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_translate_coded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_translate_refusals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_translate_truediv, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_python_values, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_t4, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_hub, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_cache, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_old_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 	};
