@@ -159,7 +159,7 @@ def one(args, ls, strategy, seed, tmp):
     """One run, its budget doubled (a fresh run) until it comes within 2% or exhausts the space."""
     path = os.path.join(tmp, "%s-%s-%d.db" % (ls.name, strategy, seed))
     env = dict(os.environ, TUNER_CACHE=os.path.join(tmp, "cache"))
-    gens = 16
+    gens, before = 16, 0
     while True:
         for f in (path, path + "-wal", path + "-shm"):
             if os.path.exists(f):
@@ -168,9 +168,14 @@ def one(args, ls, strategy, seed, tmp):
              "--strategy", strategy, "--seed", str(seed), "--generations", str(gens),
              "--population", str(args.population)], env)
         curve = best_curve(path)
-        if curve[-1] >= ls.target(0.02) or len(curve) < gens * args.population:
+        # The space is spent when a run stops short of its budget and twice the budget
+        # brought nothing more (a generation may come up short of the population without
+        # the space being spent).
+        spent = len(curve) < gens * args.population and len(curve) <= before
+        if curve[-1] >= ls.target(0.02) or spent:
             os.unlink(path)
             return curve
+        before = len(curve)
         gens *= 2
 
 

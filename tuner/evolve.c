@@ -21,6 +21,12 @@
 #define BREED_TRIES 48
 /* Random draws for one new valid configuration before falling back to a scan of the space. */
 #define RANDOM_TRIES 256
+/*
+ * A space too big to scan is drawn from this many times before it counts as
+ * dry: where 2% of the declared points are valid (the benchmark hub's hotspot
+ * space), 256 draws miss once in 120, which cut generations short.
+ */
+#define RANDOM_TRIES_BIG (1 << 16)
 /* Spaces up to this many points are scanned when random draws keep hitting old or invalid ones. */
 #define SCAN_LIMIT (1ULL << 20)
 /*
@@ -338,7 +344,8 @@ static void random_point(struct search *s, struct variant *va)
 /*
  * A new valid configuration drawn uniformly at random. When draws keep hitting
  * old or invalid points, a small space is scanned from a random offset, so
- * that the last valid points are still found; 0 when none is left.
+ * that the last valid points are still found; a big one is drawn from for
+ * longer; 0 when none is left (or none was found).
  */
 static int random_new(struct search *s, struct variant *out, seen_fn seen, void *ctx)
 {
@@ -347,7 +354,7 @@ static int random_new(struct search *s, struct variant *out, seen_fn seen, void 
 
 	if (s->random_dry || !s->size)
 		return 0;
-	for (t = 0; t < RANDOM_TRIES; t++) {
+	for (t = 0; t < (s->size > SCAN_LIMIT ? RANDOM_TRIES_BIG : RANDOM_TRIES); t++) {
 		random_point(s, out);
 		if (is_new_valid(s, out, seen, ctx))
 			return 1;

@@ -1458,6 +1458,75 @@ static void test_origin_names(void **state)
 	assert_string_equal(evolve_origin_name(ORIGIN_SWEEP), "sweep");
 }
 
+/*
+ * A space too big to scan (20^5 = 3.2M declared points, over the 1M that are
+ * scanned) of which about 2% is valid, as the benchmark hub's hotspot space is:
+ * every generation of every strategy is a whole population, as long as the
+ * space lasts (256 random draws missed once in about 100 candidates there and
+ * ended the generation).
+ */
+static void test_sparse_big_space_fills_generations(void **state)
+{
+	static const char *const names[] = {"P", "Q", "R", "S", "T"};
+	static const char *const strategies[] = {"random", "evolve", "evolve1"};
+	static long long dom[20];
+	static struct problem none = {.ndims = 0};
+	struct config big;
+	struct candidate cands[16];
+	struct expr_err err;
+	struct member m;
+	size_t i, k, n;
+	int gen;
+
+	for (i = 0; i < 20; i++)
+		dom[i] = (long long)i;
+	memset(&big, 0, sizeof(big));
+	big.fam.name = "sparse";
+	big.fam.problem = &none;
+	big.fam.nparams = 5;
+	for (i = 0; i < 5; i++) {
+		big.fam.params[i].name = (char *)names[i];
+		big.fam.params[i].values = dom;
+		big.fam.params[i].nvalues = 20;
+	}
+	big.fam.constraints = calloc(1, sizeof(*big.fam.constraints));
+	assert_non_null(big.fam.constraints);
+	big.fam.constraints[0].e = expr_parse("P + Q + R + S + T < 22", &err);
+	assert_non_null(big.fam.constraints[0].e);
+	big.fam.nconstraints = 1;
+	big.elite = 3;
+	big.margin = 0.03;
+	big.population = 16;
+	for (k = 0; k < ARRAY_SIZE(strategies); k++) {
+		struct search *s = search_new(&big, strategies[k], 7);
+
+		assert_non_null(s);
+		for (gen = 0; gen < 25; gen++) {
+			n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+			if (n != ARRAY_SIZE(cands))
+				fail_msg("%s, generation %d: %zu candidates of 16", strategies[k],
+				         gen, n);
+			for (i = 0; i < n; i++) {
+				memset(&m, 0, sizeof(m));
+				m.va = cands[i].va;
+				m.id = (long long)(gen * 16 + (int)i + 1);
+				m.nshapes = 1;
+				/* better nearer P = 10: a landscape, so that the model has one */
+				m.fitness = 1.0 / (1.0 + fabs((double)cands[i].va.v[0] - 10));
+				m.fitness_lo = m.fitness * 0.99;
+				m.fitness_hi = m.fitness * 1.01;
+				m.speedup[0] = m.fitness;
+				m.speedup_lo[0] = m.fitness_lo;
+				m.speedup_hi[0] = m.fitness_hi;
+				search_observe(s, &cands[i].va, &m);
+			}
+		}
+		search_free(s);
+	}
+	expr_free(big.fam.constraints[0].e);
+	free(big.fam.constraints);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1491,6 +1560,7 @@ int main(void)
 	    cmocka_unit_test(test_report_order_of_tied_members),
 	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
 	    cmocka_unit_test(test_origin_names),
+	    cmocka_unit_test(test_sparse_big_space_fills_generations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
