@@ -643,25 +643,30 @@ static struct node *py_parse(const char *src, char *why, size_t whylen)
 
 /* ------------------------------------------- Python to tuner's expressions */
 
-struct emitter {
-	const struct import_landscape *ls;
+/* Where a translation or an evaluation says why it failed: the caller's buffer. */
+struct evaluator {
 	char *why;
 	size_t whylen;
-	int floor_ops;            /* // or % used */
-	unsigned long long names; /* params mentioned, one bit each */
 };
 
-static int eerr(struct emitter *e, const char *fmt, ...) TUNER_PRINTF(2, 3);
+static int fail_why(struct evaluator *ev, const char *fmt, ...) TUNER_PRINTF(2, 3);
 
-static int eerr(struct emitter *e, const char *fmt, ...)
+static int fail_why(struct evaluator *ev, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(e->why, e->whylen, fmt, ap);
+	vsnprintf(ev->why, ev->whylen, fmt, ap);
 	va_end(ap);
 	return -1;
 }
+
+struct emitter {
+	const struct import_landscape *ls;
+	struct evaluator err;
+	int floor_ops;            /* // or % used */
+	unsigned long long names; /* params mentioned, one bit each */
+};
 
 static int as_literal(const struct node *n, struct import_lit *out)
 {
@@ -769,23 +774,6 @@ struct binding {
 	const struct binding *up;
 };
 
-struct evaluator {
-	char *why;
-	size_t whylen;
-};
-
-static int verr(struct evaluator *ev, const char *fmt, ...) TUNER_PRINTF(2, 3);
-
-static int verr(struct evaluator *ev, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ev->why, ev->whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 struct pylist {
 	struct pyconst *v;
 	size_t n, alloc;
@@ -794,7 +782,7 @@ struct pylist {
 static int list_add(struct evaluator *ev, struct pylist *l, const struct pyconst *c)
 {
 	if (l->n == VALUES_MAX)
-		return verr(ev, "more than %d values", VALUES_MAX);
+		return fail_why(ev, "more than %d values", VALUES_MAX);
 	ALLOC_GROW(l->v, l->n + 1, l->alloc);
 	l->v[l->n++] = *c;
 	return 0;
@@ -825,7 +813,7 @@ static int eval_arith(struct evaluator *ev, const char *op, const struct pyconst
 	int ints = a->is_int && b->is_int;
 
 	if (a->lit.is_str || b->lit.is_str)
-		return verr(ev, "'%s' on a string", op);
+		return fail_why(ev, "'%s' on a string", op);
 	if (!strcmp(op, "+"))
 		set_num(out, x + y, ints);
 	else if (!strcmp(op, "-"))
@@ -836,7 +824,7 @@ static int eval_arith(struct evaluator *ev, const char *op, const struct pyconst
 		set_num(out, pow(x, y), ints && y >= 0);
 	else if (!strcmp(op, "/") || !strcmp(op, "//") || !strcmp(op, "%")) {
 		if (y == 0)
-			return verr(ev, "division by zero");
+			return fail_why(ev, "division by zero");
 		q = floor(x / y);
 		if (!strcmp(op, "/"))
 			set_num(out, x / y, 0);
@@ -845,7 +833,7 @@ static int eval_arith(struct evaluator *ev, const char *op, const struct pyconst
 		else
 			set_num(out, ints ? x - y * q : x - y * floor(x / y), ints);
 	} else
-		return verr(ev, "'%s' is not supported", op);
+		return fail_why(ev, "'%s' is not supported", op);
 	return 0;
 }
 
@@ -866,7 +854,7 @@ static int eval_call(struct evaluator *ev, const struct node *n, const struct bi
 			}
 		if (!l.n) {
 			free(l.v);
-			return verr(ev, "'%s' of nothing", n->s);
+			return fail_why(ev, "'%s' of nothing", n->s);
 		}
 		*out = l.v[0];
 		for (i = 1; i < l.n; i++) {
@@ -874,7 +862,7 @@ static int eval_call(struct evaluator *ev, const struct node *n, const struct bi
 
 			if (c < 0) {
 				free(l.v);
-				return verr(ev, "'%s' of strings and numbers", n->s);
+				return fail_why(ev, "'%s' of strings and numbers", n->s);
 			}
 			if (!strcmp(n->s, "min") ? c : lit_compare(&l.v[i].lit, ">", &out->lit))
 				*out = l.v[i];
@@ -883,11 +871,11 @@ static int eval_call(struct evaluator *ev, const struct node *n, const struct bi
 		return 0;
 	}
 	if (n->n != 1)
-		return verr(ev, "the function '%s' is not supported here", n->s);
+		return fail_why(ev, "the function '%s' is not supported here", n->s);
 	if (eval_const(ev, n->kids[0], env, &a) < 0)
 		return -1;
 	if (a.lit.is_str)
-		return verr(ev, "'%s' of a string", n->s);
+		return fail_why(ev, "'%s' of a string", n->s);
 	if (!strcmp(n->s, "int"))
 		set_num(out, trunc(a.lit.num), 1);
 	else if (!strcmp(n->s, "float"))
@@ -897,7 +885,7 @@ static int eval_call(struct evaluator *ev, const struct node *n, const struct bi
 	else if (!strcmp(n->s, "round"))
 		set_num(out, nearbyint(a.lit.num), 1); /* halves to even, as Python */
 	else
-		return verr(ev, "the function '%s' is not supported here", n->s);
+		return fail_why(ev, "the function '%s' is not supported here", n->s);
 	return 0;
 }
 
@@ -930,13 +918,13 @@ static int eval_const(struct evaluator *ev, const struct node *n, const struct b
 			set_num(out, !strcmp(n->s, "True"), 1);
 			return 0;
 		}
-		return verr(ev, "unknown name '%s'", n->s);
+		return fail_why(ev, "unknown name '%s'", n->s);
 	case N_NEG:
 	case N_POS:
 		if (eval_const(ev, n->kids[0], env, &a) < 0)
 			return -1;
 		if (a.lit.is_str)
-			return verr(ev, "a sign on a string");
+			return fail_why(ev, "a sign on a string");
 		set_num(out, n->k == N_NEG ? -a.lit.num : a.lit.num, a.is_int);
 		return 0;
 	case N_NOT:
@@ -959,7 +947,7 @@ static int eval_const(struct evaluator *ev, const struct node *n, const struct b
 				return -1;
 			r = lit_compare(&a.lit, n->ops[i], &b.lit);
 			if (r < 0 || strchr(n->ops[i], 'i'))
-				return verr(ev, "'%s' is not supported here", n->ops[i]);
+				return fail_why(ev, "'%s' is not supported here", n->ops[i]);
 			if (!r) {
 				out->lit.num = 0;
 				break;
@@ -983,7 +971,7 @@ static int eval_const(struct evaluator *ev, const struct node *n, const struct b
 	case N_CALL:
 		return eval_call(ev, n, env, out);
 	default:
-		return verr(ev, "a list where a single value belongs");
+		return fail_why(ev, "a list where a single value belongs");
 	}
 }
 
@@ -996,12 +984,12 @@ static int eval_range(struct evaluator *ev, const struct node *n, const struct b
 	size_t i;
 
 	if (n->n < 1 || n->n > 3)
-		return verr(ev, "range() takes 1 to 3 arguments");
+		return fail_why(ev, "range() takes 1 to 3 arguments");
 	for (i = 0; i < n->n; i++) {
 		if (eval_const(ev, n->kids[i], env, &a[i]) < 0)
 			return -1;
 		if (!a[i].is_int || a[i].lit.is_str)
-			return verr(ev, "range() of something that is not an int");
+			return fail_why(ev, "range() of something that is not an int");
 	}
 	stop = a[n->n == 1 ? 0 : 1].lit.num;
 	if (n->n > 1)
@@ -1009,7 +997,7 @@ static int eval_range(struct evaluator *ev, const struct node *n, const struct b
 	if (n->n == 3)
 		step = a[2].lit.num;
 	if (step == 0)
-		return verr(ev, "range() with a step of 0");
+		return fail_why(ev, "range() with a step of 0");
 	for (x = start; step > 0 ? x < stop : x > stop; x += step) {
 		set_num(&c, x, 1);
 		if (list_add(ev, out, &c) < 0)
@@ -1085,7 +1073,7 @@ static int eval_list(struct evaluator *ev, const struct node *n, const struct bi
 	default:
 		break;
 	}
-	return verr(ev, "not a list, range() or comprehension of constants");
+	return fail_why(ev, "not a list, range() or comprehension of constants");
 }
 
 /* n as a list of constants; 0, or -1 with why (nothing kept). */
@@ -1150,7 +1138,8 @@ static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struc
 		int r = lit_compare(&l, op, c);
 
 		if (r < 0)
-			return eerr(e, "'%s' compares '%s' (a string) with a number", op, p->name);
+			return fail_why(&e->err, "'%s' compares '%s' (a string) with a number", op,
+			                p->name);
 		if (r)
 			sb_addf(&sb, "%s%s == %lld", hits++ ? " || " : "", p->name, p->values[i]);
 	}
@@ -1244,14 +1233,21 @@ static int frac_pair(struct emitter *e, const struct node *x, const struct node 
 	return 0;
 }
 
+/* The numerators of a and b over their common denominator ad bd: an bd and bn ad. */
+static void frac_common(const struct frac *a, const struct frac *b, struct strbuf *x,
+                        struct strbuf *y)
+{
+	frac_mul(x, a->num.buf, b->den.buf);
+	frac_mul(y, b->num.buf, a->den.buf);
+}
+
 /* a OP b over the common denominator: (an bd OP bn ad) / (ad bd). */
 static void frac_cross(const struct frac *a, const char *op, const struct frac *b,
                        struct strbuf *out)
 {
 	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
 
-	frac_mul(&x, a->num.buf, b->den.buf);
-	frac_mul(&y, b->num.buf, a->den.buf);
+	frac_common(a, b, &x, &y);
 	sb_addf(out, "(%s %s %s)", x.buf, op, y.buf);
 	sb_release(&x);
 	sb_release(&y);
@@ -1265,7 +1261,7 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 
 	if (!strcmp(op, "**")) {
 		if (n->kids[1]->k != N_INT || n->kids[1]->i < 0 || n->kids[1]->i > 8)
-			return eerr(e, "'**' needs a constant exponent from 0 to 8");
+			return fail_why(&e->err, "'**' needs a constant exponent from 0 to 8");
 		frac_init(&a);
 		if (emit_frac(e, n->kids[0], &a) < 0) {
 			frac_release(&a);
@@ -1285,7 +1281,7 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 	}
 	if (strcmp(op, "+") && strcmp(op, "-") && strcmp(op, "*") && strcmp(op, "/") &&
 	    strcmp(op, "//") && strcmp(op, "%"))
-		return eerr(e, "'%s' is not supported", op);
+		return fail_why(&e->err, "'%s' is not supported", op);
 	if (frac_pair(e, n->kids[0], n->kids[1], &a, &b) < 0)
 		return -1;
 	if (!strcmp(op, "+") || !strcmp(op, "-")) {
@@ -1300,8 +1296,7 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
 
 		e->floor_ops = 1;
-		frac_mul(&x, a.num.buf, b.den.buf);
-		frac_mul(&y, b.num.buf, a.den.buf);
+		frac_common(&a, &b, &x, &y);
 		if (!strcmp(op, "/")) {
 			sb_adds(&out->num, x.buf);
 			sb_adds(&out->den, y.buf);
@@ -1335,7 +1330,7 @@ static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
 				sb_addf(&out->den, "%.0f", p);
 				return 0;
 			}
-		return eerr(e, "the fraction %g is not a short decimal", n->f);
+		return fail_why(&e->err, "the fraction %g is not a short decimal", n->f);
 	}
 	if (!needs_frac(n))
 		return emit_int(e, n, &out->num);
@@ -1381,8 +1376,7 @@ static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
 
 			if (frac_pair(e, n->kids[0], n->kids[1], &a, &b) < 0)
 				return -1;
-			frac_mul(&x, a.num.buf, b.den.buf);
-			frac_mul(&y, b.num.buf, a.den.buf);
+			frac_common(&a, &b, &x, &y);
 			sb_addf(&out->num, "%s(%s, %s)", n->s, x.buf, y.buf);
 			frac_mul(&out->den, a.den.buf, b.den.buf);
 			sb_release(&x);
@@ -1391,11 +1385,11 @@ static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
 			frac_release(&b);
 			return 0;
 		}
-		return eerr(e,
-		            "'%s' of a true division is not supported (int, and min or max of two)",
-		            n->s);
+		return fail_why(
+		    &e->err,
+		    "'%s' of a true division is not supported (int, and min or max of two)", n->s);
 	default:
-		return eerr(e, "unsupported expression");
+		return fail_why(&e->err, "unsupported expression");
 	}
 }
 
@@ -1411,12 +1405,13 @@ static int emit_in_values(struct emitter *e, const struct node *a, const char *o
 	size_t i;
 	int r;
 
-	if (values_of(b, &vals, e->why, e->whylen) < 0) {
+	if (values_of(b, &vals, e->err.why, e->err.whylen) < 0) {
 		import_values_free(&vals);
-		return eerr(e,
-		            "'%s' needs a list, tuple, range() or comprehension of constants on "
-		            "its right",
-		            op);
+		return fail_why(
+		    &e->err,
+		    "'%s' needs a list, tuple, range() or comprehension of constants on "
+		    "its right",
+		    op);
 	}
 	list = node_new(N_LIST);
 	for (i = 0; i < vals.n; i++) {
@@ -1447,7 +1442,7 @@ static int emit_compare(struct emitter *e, const struct node *a, const char *op,
 	size_t i;
 
 	if (!strcmp(op, "is") || !strcmp(op, "is not"))
-		return eerr(e, "'%s' is not supported", op);
+		return fail_why(&e->err, "'%s' is not supported", op);
 	if (!strcmp(op, "in") || !strcmp(op, "not in")) {
 		if (b->k != N_LIST)
 			return emit_in_values(e, a, op, b, out);
@@ -1474,15 +1469,15 @@ static int emit_compare(struct emitter *e, const struct node *a, const char *op,
 		return 0;
 	}
 	if (pa >= 0 || pb >= 0)
-		return eerr(e,
-		            "'%s' takes values that are not integers: it can only be compared "
-		            "with constants",
-		            e->ls->params[pa >= 0 ? pa : pb].name);
+		return fail_why(&e->err,
+		                "'%s' takes values that are not integers: it can only be compared "
+		                "with constants",
+		                e->ls->params[pa >= 0 ? pa : pb].name);
 	if (ka && kb) {
 		int r = lit_compare(&la, op, &lb);
 
 		if (r < 0)
-			return eerr(e, "'%s' compares a string with a number", op);
+			return fail_why(&e->err, "'%s' compares a string with a number", op);
 		sb_adds(out, r ? "1" : "0");
 		return 0;
 	}
@@ -1507,7 +1502,7 @@ static int emit_compare(struct emitter *e, const struct node *a, const char *op,
 		return 0;
 	}
 	if ((ka && la.is_str) || (kb && lb.is_str))
-		return eerr(e, "a string is compared with a number");
+		return fail_why(&e->err, "a string is compared with a number");
 	if (needs_frac(a) || needs_frac(b)) {
 		struct frac fa, fb;
 
@@ -1539,7 +1534,7 @@ static int emit_minmax(struct emitter *e, const struct node *n, struct strbuf *o
 		args = (const struct node *const *)args[0]->kids;
 	}
 	if (!nargs)
-		return eerr(e, "'%s' of nothing", n->s);
+		return fail_why(&e->err, "'%s' of nothing", n->s);
 	for (i = 0; i + 1 < nargs; i++)
 		sb_addf(out, "%s(", n->s);
 	for (i = 0; i < nargs; i++) {
@@ -1567,7 +1562,7 @@ static int emit_call(struct emitter *e, const struct node *n, struct strbuf *out
 	}
 	if (!strcmp(n->s, "int") && n->n == 1)
 		return emit_int(e, n->kids[0], out); /* of an integer: itself */
-	return eerr(e, "the function '%s' is not supported (min, max, abs)", n->s);
+	return fail_why(&e->err, "the function '%s' is not supported (min, max, abs)", n->s);
 }
 
 static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
@@ -1576,10 +1571,10 @@ static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
 	long long k;
 
 	if (!strcmp(op, "@"))
-		return eerr(e, "'@' is not supported");
+		return fail_why(&e->err, "'@' is not supported");
 	if (!strcmp(op, "**")) {
 		if (n->kids[1]->k != N_INT || n->kids[1]->i < 0 || n->kids[1]->i > 8)
-			return eerr(e, "'**' needs a constant exponent from 0 to 8");
+			return fail_why(&e->err, "'**' needs a constant exponent from 0 to 8");
 		if (!n->kids[1]->i)
 			return sb_adds(out, "1"), 0;
 		sb_adds(out, "(");
@@ -1617,9 +1612,10 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		frac_init(&f);
 		r = emit_frac(e, n, &f);
 		if (!r && *f.den.buf)
-			r = eerr(e,
-			         "a true division or a fraction whose value is used as a number, "
-			         "not compared");
+			r = fail_why(
+			    &e->err,
+			    "a true division or a fraction whose value is used as a number, "
+			    "not compared");
 		if (!r)
 			sb_adds(out, f.num.buf);
 		frac_release(&f);
@@ -1632,12 +1628,12 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		return 0;
 	case N_FLOAT:
 		if (n->f != floor(n->f) || fabs(n->f) > 9e15)
-			return eerr(e, "the fraction %g has no place in an integer expression",
-			            n->f);
+			return fail_why(
+			    &e->err, "the fraction %g has no place in an integer expression", n->f);
 		sb_addf(out, "%.0f", n->f);
 		return 0;
 	case N_STR:
-		return eerr(e, "the string '%s' can only be compared with a param", n->s);
+		return fail_why(&e->err, "the string '%s' can only be compared with a param", n->s);
 	case N_NAME:
 		if (!strcmp(n->s, "True") || !strcmp(n->s, "False")) {
 			sb_adds(out, !strcmp(n->s, "True") ? "1" : "0");
@@ -1645,12 +1641,12 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		}
 		pi = import_param_index(e->ls, n->s);
 		if (pi < 0)
-			return eerr(e, "unknown name '%s': not a param", n->s);
+			return fail_why(&e->err, "unknown name '%s': not a param", n->s);
 		if (e->ls->params[pi].coded)
-			return eerr(e,
-			            "'%s' takes values that are not integers: it can only be "
-			            "compared with constants",
-			            n->s);
+			return fail_why(&e->err,
+			                "'%s' takes values that are not integers: it can only be "
+			                "compared with constants",
+			                n->s);
 		e->names |= 1ULL << pi;
 		sb_adds(out, n->s);
 		return 0;
@@ -1717,15 +1713,15 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 	case N_COMP:
 	case N_FOR:
 	case N_FILTER:
-		return eerr(e, "a list, tuple or comprehension can only follow 'in'");
+		return fail_why(&e->err, "a list, tuple or comprehension can only follow 'in'");
 	}
-	return eerr(e, "unsupported expression");
+	return fail_why(&e->err, "unsupported expression");
 }
 
 char *import_translate(const struct import_landscape *ls, const char *python, char *why,
                        size_t whylen)
 {
-	struct emitter e = {ls, why, whylen, 0, 0};
+	struct emitter e = {ls, {why, whylen}, 0, 0};
 	struct strbuf out = STRBUF_INIT;
 	struct expr_err ee;
 	struct expr *check;
