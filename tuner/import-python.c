@@ -845,16 +845,16 @@ static int eval_call(struct evaluator *ev, const struct node *n, const struct bi
 	size_t i;
 
 	if ((!strcmp(n->s, "min") || !strcmp(n->s, "max")) && n->n >= 1) {
-		if (n->n == 1 ? eval_list(ev, n->kids[0], env, &l) < 0 : 0)
-			return -1;
-		for (i = 0; n->n > 1 && i < n->n; i++)
-			if (eval_const(ev, n->kids[i], env, &a) < 0 || list_add(ev, &l, &a) < 0) {
-				free(l.v);
-				return -1;
-			}
-		if (!l.n) {
+		/* min(list) or min(a, b, ...) */
+		int r = n->n == 1 ? eval_list(ev, n->kids[0], env, &l) : 0;
+
+		for (i = 0; !r && n->n > 1 && i < n->n; i++)
+			r = eval_const(ev, n->kids[i], env, &a) < 0 ? -1 : list_add(ev, &l, &a);
+		if (!r && !l.n)
+			r = fail_why(ev, "'%s' of nothing", n->s);
+		if (r) {
 			free(l.v);
-			return fail_why(ev, "'%s' of nothing", n->s);
+			return -1;
 		}
 		*out = l.v[0];
 		for (i = 1; i < l.n; i++) {
@@ -1028,8 +1028,10 @@ static int eval_comp(struct evaluator *ev, const struct node *n, size_t k,
 			return -1;
 		return truthy(&c) ? eval_comp(ev, n, k + 1, env, out) : 0;
 	}
-	if (eval_list(ev, cl->kids[0], env, &it) < 0)
+	if (eval_list(ev, cl->kids[0], env, &it) < 0) {
+		free(it.v);
 		return -1;
+	}
 	bd.name = cl->s;
 	bd.up = env;
 	for (i = 0; !r && i < it.n; i++) {

@@ -17,8 +17,8 @@ struct import_lit {
  * The values that a Python expression lists (T1's "Values" as a string): a
  * list or tuple of constants, range(), list() or tuple() of those, lists
  * joined by +, and list comprehensions over them ([2**i for i in range(6)],
- * with 'if' filters). On success *out holds *n constants whose strings live in
- * *pool (free both with import_values_free); -1 with why filled otherwise.
+ * with 'if' filters). On success out->v holds out->n constants whose strings
+ * live in out->pool (import_values_free frees all); -1 with why filled otherwise.
  */
 struct import_values {
 	struct import_lit *v;
