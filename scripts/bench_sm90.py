@@ -6,10 +6,16 @@ that passed are loaded again from their cubins, checked against SDPA's math back
 timed with BENCH.md's method next to SDPA: CUDA-graph replays of 20 calls, median of the
 samples, divided by 20, warm L2, the same fp16 [B, H, S, D] inputs. The timings are interleaved
 so that clock and thermal drift hit every contender alike: R rounds (--rounds, 9) of N samples
-(--samples, 20); each sample replays every contender's graph once, in an order that rotates from
-sample to sample. A round gives the ratios flash / ours and cuDNN / ours (medians of its
-samples); the table shows their median over the rounds with a distribution-free ~95% interval
-of that median (order statistics of the rounds' ratios: [x(2), x(8)] of 9, 96.1%).
+(--samples, 20); each sample replays every contender's graph once, in an order shuffled from
+sample to sample (seeded), so that no contender always follows the same one. Each round begins
+with fresh output buffers for ours and fresh graphs for every contender (SDPA's outputs come
+from its graph's own pool), the earlier ones kept alive, so that each round places every output
+anew: a contender is not tied to one placement for the whole run. (--order rotate --no-fresh is
+the method before batch 11: the order rotated, which keeps each contender behind the same one,
+and every contender kept one output buffer; two builds of the same code then differed by up to
+2.6%, reports/sm90/batch11.md.) A round gives the ratios flash / ours and cuDNN / ours (medians
+of its samples); the table shows their median over the rounds with a distribution-free ~95%
+interval of that median (order statistics of the rounds' ratios: [x(2), x(8)] of 9, 96.1%).
 
 Clocks: when NVML is there (libnvidia-ml through ctypes), a thread samples the SM clock, the
 instantaneous board power and the clock-event (throttle) reasons every ~2 ms, tagged with the
@@ -21,6 +27,7 @@ lower clock because it draws more power. The tensor maps are made here through t
 
   python3 scripts/bench_sm90.py --results build/sm90_dev/results.txt \
       --cubins build/sm90_dev/cubin [--rounds 9] [--samples 20] [--sustain 0.6] [--json out.json]
+      [--order shuffle|rotate] [--no-fresh] [--seed 1]
       [--contest _ks2] [--every] [--shapes 4,16,4096,128 ...] [--dtype f16|bf16]
 
 --contest S: the two of ours per shape are the fastest whose name contains S and the fastest
@@ -44,6 +51,7 @@ import ctypes
 import json
 import math
 import os
+import random
 import re
 import statistics
 import threading
@@ -329,6 +337,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--sustain", type=float, default=0.6)
+    ap.add_argument("--order", choices=("shuffle", "rotate"), default="shuffle",
+                    help="each sample's order of the contenders: shuffled (seeded) or rotated")
+    ap.add_argument("--no-fresh", dest="fresh", action="store_false",
+                    help="keep each contender's output buffer and graph for every round")
+    ap.add_argument("--seed", type=int, default=1, help="the shuffles' seed")
     ap.add_argument("--contest", help="ours: the fastest with this in its name and the rest's")
     ap.add_argument("--every", action="store_true",
                     help="time every passing configuration of a shape, not the two fastest")
@@ -360,7 +373,7 @@ def main():
                     refs[dt] = torch.nn.functional.scaled_dot_product_attention(
                         qq.float(), kk.float(), vv.float(), scale=scale)
         # keep: our kernels and outputs, which the graphs use, alive until the shape is done.
-        graphs, keep, row = {}, [], {"shape": shape, "rel_l2": {}}
+        graphs, keep, kerns, row = {}, [], {}, {"shape": shape, "rel_l2": {}}
         for _, name in best:
             dt = torch.bfloat16 if is_bf16(name) else torch.float16
             o = torch.full(shape, float("nan"), device="cuda", dtype=dt)
@@ -372,9 +385,11 @@ def main():
             rel = float((o.float() - ref).norm() / ref.norm())
             row["rel_l2"][name] = rel
             if rel < (2e-2 if is_bf16(name) else 1e-2):
+                kerns[name] = (kern, dt)
                 graphs[name] = Graph(kern.launch)
                 keep.append((kern, o))
         del ref, refs
+        sdpa = {}
         for backend, key in ((SDPBackend.FLASH_ATTENTION, "flash"),
                              (SDPBackend.CUDNN_ATTENTION, "cudnn")):
             def launch(_st, backend=backend):
@@ -382,15 +397,34 @@ def main():
                     torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
             try:
                 graphs[key] = Graph(launch)
+                sdpa[key] = launch
             except RuntimeError as e:
                 row[key + "_why"] = str(e).split("\n")[0][:100]
-        # Interleaved rounds: each sample replays every contender once, the order rotating.
+        # Interleaved rounds: each sample replays every contender once, in a shuffled order.
         times = {name: [] for name in graphs}
         order = list(graphs)
-        for _ in range(args.rounds):
+        rng = random.Random(args.seed)
+        for rnd in range(args.rounds):
+            if args.fresh and rnd > 0:
+                # New outputs and graphs, made in a shuffled order; the old ones stay alive
+                # (keep), so that nothing lands where it was.
+                for name in rng.sample(order, len(order)):
+                    keep.append(graphs[name])
+                    if name in kerns:
+                        kern, dt = kerns[name]
+                        o = torch.empty(shape, device="cuda", dtype=dt)
+                        kern.bind(*inputs[dt], o)
+                        keep.append(o)
+                        graphs[name] = Graph(kern.launch)
+                    else:
+                        graphs[name] = Graph(sdpa[name])
             ts = {name: [] for name in graphs}
             for i in range(args.samples):
-                for name in order[i % len(order):] + order[:i % len(order)]:
+                if args.order == "shuffle":
+                    now = rng.sample(order, len(order))
+                else:
+                    now = order[i % len(order):] + order[:i % len(order)]
+                for name in now:
                     nvml.tag = name
                     ts[name].append(graphs[name].once())
                     nvml.tag = None
@@ -442,10 +476,12 @@ def main():
         return "%.2f" % x if x else "-"
 
     print("GPU: %s; %s; BENCH.md method (graphs of 20 calls), %d interleaved rounds of %d samples"
-          " (each sample: every contender once, rotating order); ratios: median over the rounds"
+          " (each sample: every contender once, %s order%s); ratios: median over the rounds"
           " [~95%% interval of the median, order statistics]; clocks: NVML %s" %
           (torch.cuda.get_device_name(0), "bf16" if args.dtype == "bf16" else "fp16",
            args.rounds, args.samples,
+           "shuffled (seed %d)" % args.seed if args.order == "shuffle" else "rotating",
+           "; fresh outputs and graphs each round" if args.fresh else "",
            "mean SM clock and instantaneous power while each ran" if nvml.ok else "not there"))
     print()
     print("| shape (B,H,S,D) | config | ours µs | TFLOP/s | SDPA flash µs | SDPA cuDNN µs |"

@@ -113,19 +113,19 @@ rep('''				tuner_mbar_wait(bar_q, it & 1);
 # ov1 first tile
 rep('''				tuner_mbar_wait(FULL_K(STAGE(gk)), PHASE(gk));
 				turn_wait(cw);
-				gemm_qk(s, q_tile, base + kKOff + STAGE(gk) * kKVTile);
+				gemm_qk<BLOCK_N>(s, q_tile, base + kKOff + STAGE(gk) * kKVTile);
 				turn_pass(cw, false);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(s);''', '''				tuner_mbar_wait(FULL_K(STAGE(gk)), PHASE(gk));
 				TL(6);
 				turn_wait(cw);
-				gemm_qk(s, q_tile, base + kKOff + STAGE(gk) * kKVTile);
+				gemm_qk<BLOCK_N>(s, q_tile, base + kKOff + STAGE(gk) * kKVTile);
 				turn_pass(cw, false);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(s);
 				TL(7);''')
-rep('''				pack_p(s, p, row_sum, alpha, sum);
-				moved = false; /* O is 0: nothing to rescale */''', '''				pack_p(s, p, row_sum, alpha, sum);
+rep('''				pack_p<BLOCK_N>(s, p, row_sum, alpha, sum);
+				moved = false; /* O is 0: nothing to rescale */''', '''				pack_p<BLOCK_N>(s, p, row_sum, alpha, sum);
 				TL(8);
 				moved = false; /* O is 0: nothing to rescale */''')
 # ov1 loop
@@ -141,7 +141,7 @@ rep('''					const int g = g0 + j, gp = g - KSPLIT;
 rep('''					tuner_wgmma_wait<1>();
 					tuner_reg_fence(s);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
-					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+					moved = softmax_tile<BLOCK_N>(s, row_max, alpha, sum, scale_log2,
 					                     (kb + j) * BLOCK_N, S,
 					                     ragged && kb + j == ntiles - 1);
 					tuner_wgmma_wait<0>();
@@ -149,7 +149,7 @@ rep('''					tuner_wgmma_wait<1>();
 					tuner_reg_fence(s);
 					TL(ts + 1);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
-					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+					moved = softmax_tile<BLOCK_N>(s, row_max, alpha, sum, scale_log2,
 					                     (kb + j) * BLOCK_N, S,
 					                     ragged && kb + j == ntiles - 1);
 					TL(ts + 2);
@@ -168,7 +168,7 @@ rep('''				for (int j = kp; j < n; j += KSPLIT) {
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
 					turn_wait(cw);
-					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
+					gemm_qk<BLOCK_N>(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
 					turn_pass(cw, false);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(s);''', '''				for (int j = kp; j < n; j += KSPLIT) {
@@ -178,25 +178,25 @@ rep('''				for (int j = kp; j < n; j += KSPLIT) {
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
 					TL(ts);
 					turn_wait(cw);
-					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
+					gemm_qk<BLOCK_N>(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
 					turn_pass(cw, false);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(s);
 					TL(ts + 1);''')
 rep('''					rescale_o(o, alpha);
-					pack_p(s, p, row_sum, alpha, sum);
+					pack_p<BLOCK_N>(s, p, row_sum, alpha, sum);
 					tuner_mbar_wait(FULL_V(STAGE(g)), PHASE(g));
 					turn_wait(cw);
-					gemm_pv(o, p, base + kVOff + STAGE(g) * kKVTile);
+					gemm_pv<BLOCK_N>(o, p, base + kVOff + STAGE(g) * kKVTile);
 					turn_pass(cw, last_unit && j == n - 1);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(o);''', '''					rescale_o(o, alpha);
-					pack_p(s, p, row_sum, alpha, sum);
+					pack_p<BLOCK_N>(s, p, row_sum, alpha, sum);
 					TL(ts + 2);
 					tuner_mbar_wait(FULL_V(STAGE(g)), PHASE(g));
 					TL(ts + 3);
 					turn_wait(cw);
-					gemm_pv(o, p, base + kVOff + STAGE(g) * kKVTile);
+					gemm_pv<BLOCK_N>(o, p, base + kVOff + STAGE(g) * kKVTile);
 					turn_pass(cw, last_unit && j == n - 1);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(o);

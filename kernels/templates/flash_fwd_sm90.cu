@@ -4,8 +4,8 @@
  * specialisation.
  *
  * Preamble: BLOCK_N, CONSUMERS, STAGES, PINGPONG, OVERLAP, RESCALE, PERSISTENT, OCCUPANCY,
- * SPLITS, STREAMK, KSPLIT (1 when left out: builds from before it), PDL (0 when left out),
- * SHAPE_D (64 or 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally SM90_BF16 (the
+ * SPLITS, STREAMK, KSPLIT (1 when left out: builds from before it), PDL and TAIL_CUT (0 when
+ * left out), SHAPE_D (64 or 128), TUNER_SMEM_BYTES (the sidecar's smem_bytes), optionally SM90_BF16 (the
  * options of flash_fwd_sm90_bf16.yaml: bf16 tensors, wgmma .bf16, P and O packed by
  * cvt.rn.bf16x2.f32; the layout, descriptors and boxes count 2-byte elements either way),
  * TUNER_SANITIZE and
@@ -107,6 +107,13 @@
  * past S load as zeros and are not stored, so a ragged S needs no special path beyond masking
  * the last key tile.
  *
+ * TAIL_CUT (a multiple of 16 below BLOCK_N; only in the overlapped loop of a unit's every
+ * tile: SPLITS 1, KSPLIT 1, STREAMK 0): when a ragged last key tile has at most BLOCK_N -
+ * TAIL_CUT keys (and is not the unit's only tile), its S GEMM, softmax and P V GEMM run that
+ * narrower (a peeled last iteration), skipping the keys past S that the full width would
+ * multiply and mask: at S = 4096 with BLOCK_N = 160, 64 of 4160 keys a row (1.5%). The choice
+ * is made at run time from S, so a build is right at every S.
+ *
  * Shared memory (dynamic; the kernel rounds its base up to 1024 bytes, the swizzle atom):
  *   Q tiles  CONSUMERS / KSPLIT x [D/64 chunks][64 rows][128 B]  at 0 (reused to stage O)
  *   K ring   STAGES x [D/64 chunks][BLOCK_N rows][128 B]    after Q
@@ -129,6 +136,9 @@
 
 #ifndef KSPLIT
 #define KSPLIT 1 /* builds from before the param: no key split */
+#endif
+#ifndef TAIL_CUT
+#define TAIL_CUT 0 /* builds from before the param: the last key tile at full width */
 #endif
 #ifndef PDL
 #define PDL 0 /* builds from before the param: a plain launch */
@@ -197,6 +207,9 @@ enum : int {
 	kSchedBar = 1, /* named barriers kSchedBar + c: consumer c may issue its GEMMs */
 	kEpiBar = 4,   /* named barriers kEpiBar + c: consumer c's O tile is staged */
 	kMergeBar = 8, /* named barrier 8: consumer 1's partial staged (KSPLIT > 1) */
+	/* TAIL_CUT: the last key tile's GEMMs kTailW keys wide when its keys fit */
+	kTailW = BLOCK_N - TAIL_CUT,
+	kPeel = TAIL_CUT > 0,
 };
 
 static_assert(kD == 64 || kD == 128, "the head dim must be 64 or 128");
@@ -222,6 +235,10 @@ static_assert(128 * (kProducerRegs + CONSUMERS * kConsumerRegs) <= 65536 / OCCUP
 static_assert(KSPLIT == 1 || (KSPLIT == 2 && CONSUMERS == 2 && STAGES % 2 == 0 && !PINGPONG &&
                               PERSISTENT == 0),
               "a key split is two consumers on one Q tile, stage s always consumer s % 2's");
+static_assert(TAIL_CUT % 16 == 0 && TAIL_CUT >= 0 && TAIL_CUT < BLOCK_N,
+              "the narrowed last tile is a wgmma N and a whole number of k16 steps of P V");
+static_assert(TAIL_CUT == 0 || (OVERLAP && !STREAMK && SPLITS == 1 && KSPLIT == 1),
+              "the narrowed last tile is peeled off the overlapped loop of a unit's every tile");
 static_assert(sizeof(elem_t) == 2, "the layout and the tensor maps' boxes count 2-byte elements");
 static_assert(kKVTile % 1024 == 0 && kQTile % 1024 == 0, "tiles must keep 1024-byte atoms");
 static_assert(kSmemBytes <= TUNER_SMEM_BYTES,
@@ -266,11 +283,12 @@ __device__ __forceinline__ void load_kv(const tuner_tensormap *map, unsigned dst
 /* ---------------------------------------------------------------- consumer */
 
 /* S = Q K^T for one consumer's 64 rows and one K tile (D / 16 k16 steps). */
-__device__ __forceinline__ void gemm_qk(float (&s)[BLOCK_N / 2], unsigned q_tile, unsigned k_tile)
+template <int W>
+__device__ __forceinline__ void gemm_qk(float (&sw)[W / 2], unsigned q_tile, unsigned k_tile)
 {
 	const int ok = tuner_wgmma_check(q_tile, kQTile) && tuner_wgmma_check(k_tile, kKVTile);
 
-	tuner_reg_fence(s);
+	tuner_reg_fence(sw);
 	tuner_wgmma_fence();
 	if (ok) {
 #pragma unroll
@@ -282,7 +300,7 @@ __device__ __forceinline__ void gemm_qk(float (&s)[BLOCK_N / 2], unsigned q_tile
 			const unsigned long long db =
 			    tuner_wgmma_desc_sw128(k_tile + (kk / 4) * kChunkKV + off, 16, 1024);
 
-			wgmma_op<BLOCK_N>::ss(s, da, db, kk > 0);
+			wgmma_op<W>::ss(sw, da, db, kk > 0);
 		}
 	}
 	tuner_wgmma_commit();
@@ -293,19 +311,20 @@ __device__ __forceinline__ void gemm_qk(float (&s)[BLOCK_N / 2], unsigned q_tile
  * of the product is D, whose 64-column chunks are kChunkKV bytes apart (the leading byte
  * offset of an N-major operand), and 8-row groups 1024 bytes apart (the stride offset).
  */
-__device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[BLOCK_N / 16][4],
+template <int W>
+__device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[W / 16][4],
                                         unsigned v_tile)
 {
 	const int ok = tuner_wgmma_check(v_tile, kKVTile);
 
 	tuner_reg_fence(o);
 #pragma unroll
-	for (int kt = 0; kt < BLOCK_N / 16; kt++)
+	for (int kt = 0; kt < W / 16; kt++)
 		tuner_reg_fence(p[kt]);
 	tuner_wgmma_fence();
 	if (ok) {
 #pragma unroll
-		for (int kt = 0; kt < BLOCK_N / 16; kt++)
+		for (int kt = 0; kt < W / 16; kt++)
 			wgmma_op<kD>::rs_tb(
 			    o, p[kt], tuner_wgmma_desc_sw128(v_tile + kt * 2048, kChunkKV, 1024),
 			    1);
@@ -323,7 +342,8 @@ __device__ __forceinline__ void gemm_pv(float (&o)[kD / 2], unsigned (&p)[BLOCK_
  * rescales what was summed before), the partial sums, and (RESCALE >= 2) whether any row max
  * of the warp moved (when none did, alpha is exactly 1 for all its rows).
  */
-__device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&row_max)[2],
+template <int W>
+__device__ __forceinline__ bool softmax_tile(float (&s)[W / 2], float (&row_max)[2],
                                              float (&alpha)[2], float (&sum)[2], float scale_log2,
                                              int kv0, int S, bool tail)
 {
@@ -333,7 +353,7 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 
 	if (tail) {
 #pragma unroll
-		for (int j = 0; j < BLOCK_N / 8; j++)
+		for (int j = 0; j < W / 8; j++)
 #pragma unroll
 			for (int i = 0; i < 4; i++)
 				if (kv0 + j * 8 + (lane % 4) * 2 + (i & 1) >= S)
@@ -344,7 +364,7 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 		float m4[4] = {row_max[r], row_max[r], row_max[r], row_max[r]};
 
 #pragma unroll
-		for (int j = 0; j < BLOCK_N / 8; j++)
+		for (int j = 0; j < W / 8; j++)
 			m4[j % 4] = fmaxf(m4[j % 4], fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
 		mx[r] = fmaxf(fmaxf(m4[0], m4[1]), fmaxf(m4[2], m4[3]));
 		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
@@ -372,7 +392,7 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[BLOCK_N / 2], float (&ro
 		const float mc = mx[r] * scale_log2;
 		float a4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-		for (int j = 0; j < BLOCK_N / 8; j++) {
+		for (int j = 0; j < W / 8; j++) {
 			const float e0 = tuner_exp2(fmaf(s[4 * j + 2 * r], scale_log2, -mc));
 			const float e1 = tuner_exp2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -mc));
 
@@ -398,15 +418,16 @@ __device__ __forceinline__ void rescale_o(float (&o)[kD / 2], const float (&alph
 }
 
 /* Online softmax, second half: rescale l, pack P (cvt.rn.f16x2.f32 or .bf16x2.f32, two a time). */
-__device__ __forceinline__ void pack_p(const float (&s)[BLOCK_N / 2],
-                                       unsigned (&p)[BLOCK_N / 16][4], float (&row_sum)[2],
+template <int W>
+__device__ __forceinline__ void pack_p(const float (&s)[W / 2],
+                                       unsigned (&p)[W / 16][4], float (&row_sum)[2],
                                        const float (&alpha)[2], const float (&sum)[2])
 {
 #pragma unroll
 	for (int r = 0; r < 2; r++)
 		row_sum[r] = row_sum[r] * alpha[r] + sum[r];
 #pragma unroll
-	for (int kt = 0; kt < BLOCK_N / 16; kt++) {
+	for (int kt = 0; kt < W / 16; kt++) {
 		p[kt][0] = pack2(s[8 * kt + 0], s[8 * kt + 1]);
 		p[kt][1] = pack2(s[8 * kt + 2], s[8 * kt + 3]);
 		p[kt][2] = pack2(s[8 * kt + 4], s[8 * kt + 5]);
@@ -811,6 +832,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 		float o[kD / 2];
 		float s[BLOCK_N / 2];
 		unsigned p[BLOCK_N / 16][4];
+		/*
+		 * S and P of a narrowed last tile: S in registers of its own (ptxas, CUDA 13.0,
+		 * serialises the wgmma of a kernel whose narrow S GEMM writes the first registers of
+		 * s, C7511), P in the first rows of p, which the P V GEMM before it has released.
+		 */
+		float st[kTailW / 2];
+		unsigned(&pt)[kTailW / 16][4] = *reinterpret_cast<unsigned(*)[kTailW / 16][4]>(&p[0][0]);
 
 		/* Consumer 0 goes first: the last one passes it the first turn (if there is one). */
 		if (PINGPONG && cw == CONSUMERS - 1 && (SPLITS == 1 || nt > 0))
@@ -845,20 +873,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				/* A key-split consumer with no tile: O = 0, l = 0, m = -inf. */
 			} else if (OVERLAP) {
 				const int gk = g0 + kp; /* this consumer's first tile */
+				/* The last tile narrowed: its keys fit in kTailW and it is not tile 0. */
+				const int peel = kPeel && n > 1 && S - (ntiles - 1) * BLOCK_N <= kTailW;
 
 				tuner_mbar_wait(bar_q, it & 1);
 				/* Tile 0 (with KSPLIT this consumer's first): S alone. */
 				tuner_mbar_wait(FULL_K(STAGE(gk)), PHASE(gk));
 				turn_wait(cw);
-				gemm_qk(s, q_tile, base + kKOff + STAGE(gk) * kKVTile);
+				gemm_qk<BLOCK_N>(s, q_tile, base + kKOff + STAGE(gk) * kKVTile);
 				turn_pass(cw, false);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(s);
 				tuner_mbar_arrive(EMPTY_K(STAGE(gk)));
-				moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+				moved = softmax_tile<BLOCK_N>(s, row_max, alpha, sum, scale_log2,
 				                     (kb + kp) * BLOCK_N, S,
 				                     ragged && kb + kp == ntiles - 1);
-				pack_p(s, p, row_sum, alpha, sum);
+				pack_p<BLOCK_N>(s, p, row_sum, alpha, sum);
 				moved = false; /* O is 0: nothing to rescale */
 
 				/*
@@ -870,22 +900,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				 * exactly 1).
 				 */
 #pragma unroll 1
-				for (int j = kp + KSPLIT; j < n; j += KSPLIT) {
+				for (int j = kp + KSPLIT; j < n - peel; j += KSPLIT) {
 					/* gp: this consumer's tile before */
 					const int g = g0 + j, gp = g - KSPLIT;
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
 					turn_wait(cw);
-					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
+					gemm_qk<BLOCK_N>(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
 					if (RESCALE == 1 || (RESCALE >= 2 && moved))
 						rescale_o(o, alpha);
 					tuner_mbar_wait(FULL_V(STAGE(gp)), PHASE(gp));
-					gemm_pv(o, p, base + kVOff + STAGE(gp) * kKVTile);
+					gemm_pv<BLOCK_N>(o, p, base + kVOff + STAGE(gp) * kKVTile);
 					turn_pass(cw, false);
 					tuner_wgmma_wait<1>();
 					tuner_reg_fence(s);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
-					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+					moved = softmax_tile<BLOCK_N>(s, row_max, alpha, sum, scale_log2,
 					                     (kb + j) * BLOCK_N, S,
 					                     ragged && kb + j == ntiles - 1);
 					tuner_wgmma_wait<0>();
@@ -896,7 +926,37 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 					tuner_mbar_arrive(EMPTY_V(STAGE(gp)));
 					if (RESCALE == 0)
 						rescale_o(o, alpha);
-					pack_p(s, p, row_sum, alpha, sum);
+					pack_p<BLOCK_N>(s, p, row_sum, alpha, sum);
+				}
+				if (peel) {
+					/*
+					 * The last tile, as the loop's body but kTailW keys wide: its
+					 * S GEMM, softmax and (below) P V skip the TAIL_CUT keys past S.
+					 */
+					const int j = n - 1, g = g0 + j, gp = g - 1;
+
+					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
+					turn_wait(cw);
+					gemm_qk<kTailW>(st, q_tile, base + kKOff + STAGE(g) * kKVTile);
+					if (RESCALE == 1 || (RESCALE >= 2 && moved))
+						rescale_o(o, alpha);
+					tuner_mbar_wait(FULL_V(STAGE(gp)), PHASE(gp));
+					gemm_pv<BLOCK_N>(o, p, base + kVOff + STAGE(gp) * kKVTile);
+					turn_pass(cw, false);
+					tuner_wgmma_wait<1>();
+					tuner_reg_fence(st);
+					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
+					moved = softmax_tile<kTailW>(st, row_max, alpha, sum, scale_log2,
+					                     (kb + j) * BLOCK_N, S, true);
+					tuner_wgmma_wait<0>();
+					tuner_reg_fence(o);
+#pragma unroll
+					for (int kt = 0; kt < BLOCK_N / 16; kt++)
+						tuner_reg_fence(p[kt]);
+					tuner_mbar_arrive(EMPTY_V(STAGE(gp)));
+					if (RESCALE == 0)
+						rescale_o(o, alpha);
+					pack_p<kTailW>(st, pt, row_sum, alpha, sum);
 				}
 				if (PERSISTENT)
 					tuner_mbar_arrive(EMPTY_Q); /* every S GEMM has completed */
@@ -907,7 +967,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 				turn_wait(cw);
 				if (RESCALE == 1 || (RESCALE >= 2 && moved))
 					rescale_o(o, alpha);
-				gemm_pv(o, p, base + kVOff + STAGE(gl) * kKVTile);
+				if (peel)
+					gemm_pv<kTailW>(o, pt, base + kVOff + STAGE(gl) * kKVTile);
+				else
+					gemm_pv<BLOCK_N>(o, p, base + kVOff + STAGE(gl) * kKVTile);
 				turn_pass(cw, last_unit);
 				tuner_wgmma_wait<0>();
 				tuner_reg_fence(o);
@@ -920,19 +983,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, OCCUPANCY) SM90_CLUSTER
 
 					tuner_mbar_wait(FULL_K(STAGE(g)), PHASE(g));
 					turn_wait(cw);
-					gemm_qk(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
+					gemm_qk<BLOCK_N>(s, q_tile, base + kKOff + STAGE(g) * kKVTile);
 					turn_pass(cw, false);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(s);
 					tuner_mbar_arrive(EMPTY_K(STAGE(g)));
-					moved = softmax_tile(s, row_max, alpha, sum, scale_log2,
+					moved = softmax_tile<BLOCK_N>(s, row_max, alpha, sum, scale_log2,
 					                     (kb + j) * BLOCK_N, S,
 					                     ragged && kb + j == ntiles - 1);
 					rescale_o(o, alpha);
-					pack_p(s, p, row_sum, alpha, sum);
+					pack_p<BLOCK_N>(s, p, row_sum, alpha, sum);
 					tuner_mbar_wait(FULL_V(STAGE(g)), PHASE(g));
 					turn_wait(cw);
-					gemm_pv(o, p, base + kVOff + STAGE(g) * kKVTile);
+					gemm_pv<BLOCK_N>(o, p, base + kVOff + STAGE(g) * kKVTile);
 					turn_pass(cw, last_unit && j == n - 1);
 					tuner_wgmma_wait<0>();
 					tuner_reg_fence(o);
