@@ -480,6 +480,28 @@ static void take_samples(const struct import_landscape *ls, struct import_entry 
 	}
 }
 
+static size_t count_outcome(const struct import_landscape *ls, enum outcome o)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ls->nentries; i++)
+		n += ls->entries[i].outcome == o;
+	return n;
+}
+
+/*
+ * A result recorded as correct whose objective is missing, not a number or
+ * not positive: nothing a search could rank, and no reason to refuse the
+ * file. A replay rejects it as unmeasured; import_read() counts them aloud.
+ */
+static void untimed(struct import_landscape *ls, struct import_entry *e)
+{
+	free(e->reason);
+	e->outcome = REJECT_UNMEASURED;
+	e->reason = xasprintf("recorded as correct without a positive %s", ls->objective);
+	ls->untimed++;
+}
+
 static const struct {
 	const char *name;
 	enum outcome outcome;
@@ -526,9 +548,7 @@ static int read_t4_entry(struct import_landscape *ls, json_t *r, const char *whe
 		if (!mname || strcmp(mname, ls->objective))
 			continue;
 		if (!json_is_number(val) || !(json_number_value(val) > 0))
-			return error(
-			    "%s: result %zu is correct but its %s is not a positive number", where,
-			    idx + 1, ls->objective);
+			break;
 		if (!strcmp(ls->objective, "time") && unit && *unit) {
 			scale = time_scale(unit);
 			if (!scale)
@@ -543,8 +563,8 @@ static int read_t4_entry(struct import_landscape *ls, json_t *r, const char *whe
 			    ls, e, json_object_get(json_object_get(r, "times"), "runtimes"), scale);
 		return 0;
 	}
-	return error("%s: result %zu is correct but has no '%s' measurement", where, idx + 1,
-	             ls->objective);
+	untimed(ls, e);
+	return 0;
 }
 
 static int read_t4(const char *path, json_t *root, struct import_landscape *ls)
@@ -674,7 +694,7 @@ static int read_kt(const char *path, json_t *root, struct import_landscape *ls)
 			if (!strcmp(ls->objective, "time"))
 				take_samples(ls, e, json_object_get(rec, "times"), scale);
 		} else {
-			return error("%s: result '%s' has no %s", path, key, ls->objective);
+			untimed(ls, e);
 		}
 		i++;
 	}
@@ -907,8 +927,12 @@ int import_read(const char *results, const char *space, const char *device, cons
 		             ls->name);
 	if (!ls->device && !(ls->device = device_from_path(results, ls->name)))
 		return error("%s names no device: give one (--device)", results);
-	if (!ls->objective)
+	if (!ls->objective || !count_outcome(ls, VARIANT_OK))
 		return error("%s: no configuration was timed: nothing to search", results);
+	if (ls->untimed)
+		warning("%s: %zu results recorded as correct have no positive %s: a replay "
+		        "rejects them as unmeasured",
+		        results, ls->untimed, ls->objective);
 	if (!ls->nrestrictions && !ls->restrictions)
 		ls->restrictions = xcalloc(1, sizeof(*ls->restrictions));
 	if (translate_all(ls) < 0)

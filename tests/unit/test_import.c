@@ -466,6 +466,91 @@ static void test_read_old_cache(void **state)
 	unlink(path);
 }
 
+/*
+ * A result recorded as correct without a positive time (zero, negative, null,
+ * or no measurement at all) is kept as unmeasured, with one warning that
+ * counts them, in a T4 file as in a cache; the file is not refused.
+ */
+static void test_read_untimed(void **state)
+{
+	static const char *const t4 =
+	    "{\"metadata\": {\"timeunit\": \"ms\"}, \"results\": ["
+	    "{\"configuration\": {\"bs\": 32}, \"invalidity\": \"correct\", "
+	    "\"measurements\": [{\"name\": \"time\", \"value\": 1.5, \"unit\": \"ms\"}], "
+	    "\"objectives\": [\"time\"]},"
+	    "{\"configuration\": {\"bs\": 64}, \"invalidity\": \"correct\", "
+	    "\"measurements\": [{\"name\": \"time\", \"value\": 0, \"unit\": \"ms\"}], "
+	    "\"objectives\": [\"time\"]},"
+	    "{\"configuration\": {\"bs\": 128}, \"invalidity\": \"correct\", "
+	    "\"measurements\": [], \"objectives\": [\"time\"]},"
+	    "{\"configuration\": {\"bs\": 256}, \"invalidity\": \"correct\", "
+	    "\"measurements\": [{\"name\": \"time\", \"value\": null, \"unit\": \"ms\"}], "
+	    "\"objectives\": [\"time\"]}]}";
+	static const char *const kt =
+	    "{\"device_name\": \"Old GPU\", \"kernel_name\": \"old\", "
+	    "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32, 64, 128, 256]}, "
+	    "\"cache\": {\"32\": {\"bs\": 32, \"time\": 1.5}, \"64\": {\"bs\": 64, \"time\": -1}, "
+	    "\"128\": {\"bs\": 128}, \"256\": {\"bs\": 256, \"time\": 0.5}}}";
+	static const char *const t1 =
+	    "{\"General\": {\"BenchmarkName\": \"untimed\"}, \"ConfigurationSpace\": {"
+	    "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[32, 64, 128, 256]\"}]}}";
+	const char *const files[] = {t4, kt};
+	const int want_ok[] = {1, 2}, want_untimed[] = {3, 2};
+	char dir[] = "/tmp/tuner-untimed-XXXXXX", res[256], spc[256];
+	struct import_landscape ls;
+	size_t k, i, n;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(spc, sizeof(spc), "%s/untimed_T1.json", dir);
+	f = fopen(spc, "w");
+	assert_non_null(f);
+	fputs(t1, f);
+	fclose(f);
+	for (k = 0; k < 2; k++) {
+		snprintf(res, sizeof(res), "%s/untimed_gpu_%s.json", dir, k ? "cache" : "T4");
+		f = fopen(res, "w");
+		assert_non_null(f);
+		fputs(files[k], f);
+		fclose(f);
+		warned[0] = '\0';
+		set_error_routine(keep_warning);
+		assert_int_equal(import_read(res, k ? NULL : spc, "gpu", NULL, &ls), 0);
+		capture_start();
+		if (!strstr(warned, "recorded as correct have no positive time"))
+			fail_msg("warned: %s", warned);
+		assert_int_equal(ls.untimed, want_untimed[k]);
+		for (i = n = 0; i < ls.nentries; i++) {
+			n += ls.entries[i].outcome == VARIANT_OK;
+			if (ls.entries[i].outcome == REJECT_UNMEASURED)
+				assert_non_null(
+				    strstr(ls.entries[i].reason, "without a positive time"));
+		}
+		assert_int_equal(n, want_ok[k]);
+		assert_int_equal(ls.entries[0].outcome, VARIANT_OK);
+		assert_true(ls.entries[0].cost == 1500);
+		assert_int_equal(ls.entries[1].outcome, REJECT_UNMEASURED);
+		import_release(&ls);
+		unlink(res);
+	}
+	/* nothing timed at all: refused */
+	snprintf(res, sizeof(res), "%s/untimed_gpu_T4.json", dir);
+	f = fopen(res, "w");
+	assert_non_null(f);
+	fputs("{\"metadata\": {\"timeunit\": \"ms\"}, \"results\": ["
+	      "{\"configuration\": {\"bs\": 64}, \"invalidity\": \"correct\", "
+	      "\"measurements\": [], \"objectives\": [\"time\"]}]}",
+	      f);
+	fclose(f);
+	capture_start();
+	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), -1);
+	assert_non_null(strstr(captured, "no configuration was timed"));
+	import_release(&ls);
+	unlink(res);
+	unlink(spc);
+	rmdir(dir);
+}
+
 /* What the file and the translation disagree on, and what cannot be read, is an error. */
 static void test_read_errors(void **state)
 {
@@ -587,6 +672,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_read_t4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_hub, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_cache, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_untimed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_old_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write, setup, teardown),
