@@ -15,7 +15,8 @@
 #   BENCH_SHAPES="4,16,4096,128 ..." scripts/sm90_pdl.sh   # only these shapes in the rounds
 #
 # A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY
-# SPLITS KSPLIT (scripts/sm90_ksplit.sh's); each is built with PDL 0 and 1.
+# SPLITS KSPLIT (scripts/sm90_ksplit.sh's), then optionally TAIL_CUT (0 when left out; a build
+# with a cut is named ..._tcN_pdlP); each is built with PDL 0 and 1.
 set -u
 cd "$(dirname "$0")/.."
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -51,24 +52,30 @@ SANITIZE=${SANITIZE:-"64 128 2 2 0 0 0 0 1 1 2
 64 128 1 2 0 1 0 0 2 2 1
 128 128 2 2 1 1 3 132 1 1 1"}
 
-name() { echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_ks${11}_pdl${12}${13:-}"; }
-build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT PDL [_san]
+# The configurations in $1, each with its TAIL_CUT (0 where it names none).
+rows() { echo "$1" | awk 'NF { if (NF == 11) $12 = 0; print }'; }
+name() {
+	local tc=""; [ "${12}" = 0 ] || tc=_tc${12}
+	echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_ks${11}${tc}_pdl${13}${14:-}"
+}
+build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT TAIL_CUT PDL [_san]
 	local n; n=$(name "$@")
 	build/nvrtc_compile -o "$WORK/cubin/$n.cubin" kernels/templates/flash_fwd_sm90.cu \
 		--gpu-architecture=sm_90a -std=c++17 -Xptxas=-v -lineinfo -I kernels/include \
 		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
 		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DKSPLIT="${11}" \
-		-DPDL="${12}" -DSTREAMK=0 -DSHAPE_D="$1" -DTUNER_SMEM_BYTES="$(smem "$@")" \
-		${13:+-DTUNER_SANITIZE} >"$WORK/cubin/$n.log" 2>&1 || echo "BUILD FAILED $n (rc $?)"
+		-DTAIL_CUT="${12}" -DPDL="${13}" -DSTREAMK=0 -DSHAPE_D="$1" \
+		-DTUNER_SMEM_BYTES="$(smem "$@")" ${14:+-DTUNER_SANITIZE} >"$WORK/cubin/$n.log" 2>&1 ||
+		echo "BUILD FAILED $n (rc $?)"
 }
 export -f build smem name
 export WORK
 
 log "compile (NVRTC)"
 {
-	echo "$CONFIGS" | sed 's/$/ 0/'
-	echo "$CONFIGS" | sed 's/$/ 1/'
-	echo "$SANITIZE" | sed 's/$/ 1 _san/'
+	rows "$CONFIGS" | sed 's/$/ 0/'
+	rows "$CONFIGS" | sed 's/$/ 1/'
+	rows "$SANITIZE" | sed 's/$/ 1 _san/'
 } | xargs -P 8 -L 1 bash -c 'build "$@"' _
 grep -H "Used\|spill stores\|C75" "$WORK"/cubin/*.log | sed 's|.*/||' | sort >"$WORK/ptxas.txt"
 
@@ -78,15 +85,15 @@ CHECK128="1,1,1,128 1,2,100,128 2,3,257,128 1,8,512,128 2,4,1000,128"
 TIME64="1,8,512,64 2,8,512,64 1,8,1024,64 4,8,512,64 2,8,2048,64 8,16,2048,64"
 TIME128="1,8,512,128 4,32,2048,128 4,16,4096,128"
 
-run() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT PDL [_san]
+run() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT TAIL_CUT PDL [_san]
 	local n c s a check rc; n=$(name "$@"); c="$WORK/cubin/$n.cubin"
 	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
 	s=$(smem "$@") a="--persistent $8 --splits ${10} --ksplit ${11} --repeat 3"
-	[ "${12}" = 1 ] && a="$a --pdl"
+	[ "${13}" = 1 ] && a="$a --pdl"
 	check=$([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
-	timeout 60 build/sm90_dev ${13:+--sanitize} $a "$c" "$2" "$3" "$s" $check
+	timeout 60 build/sm90_dev ${14:+--sanitize} $a "$c" "$2" "$3" "$s" $check
 	rc=$?
-	if [ $rc -eq 0 ] && [ $# -lt 13 ] && [ -z "${QUICK:-}" ]; then
+	if [ $rc -eq 0 ] && [ $# -lt 14 ] && [ -z "${QUICK:-}" ]; then
 		timeout 90 build/sm90_dev --time $a "$c" "$2" "$3" "$s" \
 			$([ "$1" = 64 ] && echo $TIME64 || echo $TIME128)
 		rc=$?
@@ -95,10 +102,10 @@ run() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT PDL [_san]
 }
 
 log "check and time"
-{ echo "$CONFIGS" | sed 's/$/ 0/'; echo "$CONFIGS" | sed 's/$/ 1/'; } |
+{ rows "$CONFIGS" | sed 's/$/ 0/'; rows "$CONFIGS" | sed 's/$/ 1/'; } |
 	while read -r cfg; do run $cfg; done >"$WORK/results.txt" 2>&1
 log "sanitize builds"
-echo "$SANITIZE" | while read -r cfg; do run $cfg 1 _san; done >>"$WORK/results.txt" 2>&1
+rows "$SANITIZE" | while read -r cfg; do run $cfg 1 _san; done >>"$WORK/results.txt" 2>&1
 if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 	python3 scripts/bench_sm90.py --results "$WORK/results.txt" --cubins "$WORK/cubin" \
 		${EVERY:+--every} ${BENCH_SHAPES:+--shapes $BENCH_SHAPES} --contest "${CONTEST-_pdl1}" \
