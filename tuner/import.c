@@ -492,14 +492,14 @@ static size_t count_outcome(const struct import_landscape *ls, enum outcome o)
 /*
  * A result recorded as correct whose objective is missing, not a number or
  * not positive: nothing a search could rank, and no reason to refuse the
- * file. A replay rejects it as unmeasured; import_read() counts them aloud.
+ * file. A replay rejects it as unmeasured (no recorded verdict is that one);
+ * import_read() counts them aloud.
  */
-static void untimed(struct import_landscape *ls, struct import_entry *e)
+static void untimed(const struct import_landscape *ls, struct import_entry *e)
 {
 	free(e->reason);
 	e->outcome = REJECT_UNMEASURED;
 	e->reason = xasprintf("recorded as correct without a positive %s", ls->objective);
-	ls->untimed++;
 }
 
 static const struct {
@@ -897,6 +897,7 @@ int import_read(const char *results, const char *space, const char *device, cons
                 struct import_landscape *ls)
 {
 	json_t *root;
+	size_t untimed_n;
 	int r;
 
 	memset(ls, 0, sizeof(*ls));
@@ -929,10 +930,11 @@ int import_read(const char *results, const char *space, const char *device, cons
 		return error("%s names no device: give one (--device)", results);
 	if (!ls->objective || !count_outcome(ls, VARIANT_OK))
 		return error("%s: no configuration was timed: nothing to search", results);
-	if (ls->untimed)
+	untimed_n = count_outcome(ls, REJECT_UNMEASURED);
+	if (untimed_n)
 		warning("%s: %zu results recorded as correct have no positive %s: a replay "
 		        "rejects them as unmeasured",
-		        results, ls->untimed, ls->objective);
+		        results, untimed_n, ls->objective);
 	if (!ls->nrestrictions && !ls->restrictions)
 		ls->restrictions = xcalloc(1, sizeof(*ls->restrictions));
 	if (translate_all(ls) < 0)

@@ -54,7 +54,6 @@ struct import_landscape {
 	size_t nentries, alloc;
 	long long baseline[TUNER_MAX_PARAMS];
 	char *baseline_why; /* "the declared default", "the median configuration" */
-	size_t untimed;     /* results recorded as correct without a usable objective value */
 };
 
 /*
