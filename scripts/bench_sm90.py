@@ -373,7 +373,8 @@ def main():
                     refs[dt] = torch.nn.functional.scaled_dot_product_attention(
                         qq.float(), kk.float(), vv.float(), scale=scale)
         # keep: our kernels and outputs, which the graphs use, alive until the shape is done.
-        graphs, keep, kerns, row = {}, [], {}, {"shape": shape, "rel_l2": {}}
+        # makers: a fresh graph of each contender (ours on a fresh output).
+        graphs, keep, makers, row = {}, [], {}, {"shape": shape, "rel_l2": {}}
         for _, name in best:
             dt = torch.bfloat16 if is_bf16(name) else torch.float16
             o = torch.full(shape, float("nan"), device="cuda", dtype=dt)
@@ -385,11 +386,15 @@ def main():
             rel = float((o.float() - ref).norm() / ref.norm())
             row["rel_l2"][name] = rel
             if rel < (2e-2 if is_bf16(name) else 1e-2):
-                kerns[name] = (kern, dt)
+                def fresh(kern=kern, dt=dt):
+                    out = torch.empty(shape, device="cuda", dtype=dt)
+                    kern.bind(*inputs[dt], out)
+                    keep.append(out)
+                    return Graph(kern.launch)
+                makers[name] = fresh
                 graphs[name] = Graph(kern.launch)
                 keep.append((kern, o))
         del ref, refs
-        sdpa = {}
         for backend, key in ((SDPBackend.FLASH_ATTENTION, "flash"),
                              (SDPBackend.CUDNN_ATTENTION, "cudnn")):
             def launch(_st, backend=backend):
@@ -397,7 +402,7 @@ def main():
                     torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
             try:
                 graphs[key] = Graph(launch)
-                sdpa[key] = launch
+                makers[key] = lambda launch=launch: Graph(launch)
             except RuntimeError as e:
                 row[key + "_why"] = str(e).split("\n")[0][:100]
         # Interleaved rounds: each sample replays every contender once, in a shuffled order.
@@ -410,14 +415,7 @@ def main():
                 # (keep), so that nothing lands where it was.
                 for name in rng.sample(order, len(order)):
                     keep.append(graphs[name])
-                    if name in kerns:
-                        kern, dt = kerns[name]
-                        o = torch.empty(shape, device="cuda", dtype=dt)
-                        kern.bind(*inputs[dt], o)
-                        keep.append(o)
-                        graphs[name] = Graph(kern.launch)
-                    else:
-                        graphs[name] = Graph(sdpa[name])
+                    graphs[name] = makers[name]()
             ts = {name: [] for name in graphs}
             for i in range(args.samples):
                 if args.order == "shuffle":
