@@ -13,6 +13,8 @@
 #   CONTEST=_sp2 scripts/sm90_pdl.sh   # the contest: the fastest named ..._sp2.. against the rest
 #   EVERY=1 CONTEST= scripts/sm90_pdl.sh   # every build that passed in the rounds, not two a shape
 #   BENCH_SHAPES="4,16,4096,128 ..." scripts/sm90_pdl.sh   # only these shapes in the rounds
+#   BF16=1 QUICK=1 scripts/sm90_pdl.sh   # bf16 builds (SM90_BF16, the flash_fwd_sm90_bf16
+#                                         # family: sm90_dev --bf16), named ..._bf16
 #
 # A configuration is D BLOCK_N CONSUMERS STAGES PINGPONG OVERLAP RESCALE PERSISTENT OCCUPANCY
 # SPLITS KSPLIT (scripts/sm90_ksplit.sh's), then optionally TAIL_CUT (0 when left out; a build
@@ -56,7 +58,7 @@ SANITIZE=${SANITIZE:-"64 128 2 2 0 0 0 0 1 1 2
 rows() { echo "$1" | awk 'NF { if (NF == 11) $12 = 0; print }'; }
 name() {
 	local tc=""; [ "${12}" = 0 ] || tc=_tc${12}
-	echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_ks${11}${tc}_pdl${13}${14:-}"
+	echo "d$1_bn$2_c$3_s$4_pp$5_ov$6_r$7_pe$8_o$9_sp${10}_ks${11}${tc}_pdl${13}${BF16:+_bf16}${14:-}"
 }
 build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT TAIL_CUT PDL [_san]
 	local n; n=$(name "$@")
@@ -65,11 +67,13 @@ build() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT TAIL_CUT PDL [_
 		-DBLOCK_N="$2" -DCONSUMERS="$3" -DSTAGES="$4" -DPINGPONG="$5" -DOVERLAP="$6" \
 		-DRESCALE="$7" -DPERSISTENT="$8" -DOCCUPANCY="$9" -DSPLITS="${10}" -DKSPLIT="${11}" \
 		-DTAIL_CUT="${12}" -DPDL="${13}" -DSTREAMK=0 -DSHAPE_D="$1" \
-		-DTUNER_SMEM_BYTES="$(smem "$@")" ${14:+-DTUNER_SANITIZE} >"$WORK/cubin/$n.log" 2>&1 ||
+		-DTUNER_SMEM_BYTES="$(smem "$@")" ${14:+-DTUNER_SANITIZE} ${BF16:+-DSM90_BF16=1} \
+		>"$WORK/cubin/$n.log" 2>&1 ||
 		echo "BUILD FAILED $n (rc $?)"
 }
 export -f build smem name
-export WORK
+BF16=${BF16:-}
+export WORK BF16
 
 log "compile (NVRTC)"
 {
@@ -90,6 +94,7 @@ run() { # D BN C ST PP OV RESCALE PERSISTENT OCC SPLITS KSPLIT TAIL_CUT PDL [_sa
 	[ -f "$c" ] || { echo "SKIP $n (no cubin)"; return; }
 	s=$(smem "$@") a="--persistent $8 --splits ${10} --ksplit ${11} --repeat 3"
 	[ "${13}" = 1 ] && a="$a --pdl"
+	[ -n "${BF16:-}" ] && a="$a --bf16"
 	check=$([ "$1" = 64 ] && echo $CHECK64 || echo $CHECK128)
 	timeout 60 build/sm90_dev ${14:+--sanitize} $a "$c" "$2" "$3" "$s" $check
 	rc=$?
@@ -109,6 +114,7 @@ rows "$SANITIZE" | while read -r cfg; do run $cfg 1 _san; done >>"$WORK/results.
 if [ -z "${QUICK:-}" ] && python3 -c 'import torch' 2>/dev/null; then
 	python3 scripts/bench_sm90.py --results "$WORK/results.txt" --cubins "$WORK/cubin" \
 		${EVERY:+--every} ${BENCH_SHAPES:+--shapes $BENCH_SHAPES} --contest "${CONTEST-_pdl1}" \
+		${BF16:+--dtype bf16} \
 		--json "$WORK/bench.json" >"$WORK/bench.md" 2>&1
 fi
 
