@@ -13,14 +13,14 @@
 #include "tuner/import.h"
 
 struct import_opts {
-	const char *t1, *device, *name, *baseline, *output;
+	const char *t1, *device, *name, *baseline, *output, *direction;
 	int force;
 };
 
 static const char cmd_import_usage[] =
     "usage: tuner import [--t1 SPACE.json] [--device NAME] [--name NAME]\n"
-    "                    [--baseline default|median|NAME=V,...] [--force]\n"
-    "                    -o CONFIG.yaml RESULTS\n"
+    "                    [--baseline default|median|NAME=V,...]\n"
+    "                    [--direction higher|lower] [--force] -o CONFIG.yaml RESULTS\n"
     "\n"
     "Read RESULTS, a T4 results file or a Kernel Tuner cache file (JSON,\n"
     "gzipped or not), with the T1 description of its search space, into a\n"
@@ -33,7 +33,8 @@ static const char cmd_import_usage[] =
     "range() or comprehensions. Every recorded invalid configuration keeps\n"
     "its verdict (compile, runtime, restrictions, correctness). Values that\n"
     "are not integers become codes of their labels. Fitness is the\n"
-    "baseline's time over a variant's.\n"
+    "baseline's time (or cost) over a variant's; a higher-is-better\n"
+    "objective, such as GFLOP/s, counts as its inverse.\n"
     "\n"
     "  --t1 SPACE.json   the T1 search space (needed for T4 files)\n"
     "  --device NAME     where it was measured (default: the file's, or its\n"
@@ -41,6 +42,10 @@ static const char cmd_import_usage[] =
     "  --name NAME       the family's name (default: the benchmark's)\n"
     "  --baseline B      default (the declared defaults; the default), median\n"
     "                    (the timed configuration of median time) or NAME=V,...\n"
+    "  --direction D     higher or lower: which is better for the objective,\n"
+    "                    where the files do not say (default: higher for a\n"
+    "                    rate, a name with /s, flops, throughput or\n"
+    "                    bandwidth; lower otherwise; a time is always lower)\n"
     "  -o, --output F    the config to write\n"
     "  --force           replace the database if it exists\n"
     "  -h, --help        print this help\n";
@@ -56,10 +61,15 @@ const struct cmd cmd_import_entry = {
 static int parse_import_opts(int argc, char **argv, struct import_opts *o)
 {
 	static const struct option opts[] = {
-	    {"t1", required_argument, NULL, 't'},     {"device", required_argument, NULL, 'd'},
-	    {"name", required_argument, NULL, 'n'},   {"baseline", required_argument, NULL, 'b'},
-	    {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"t1", required_argument, NULL, 't'},
+	    {"device", required_argument, NULL, 'd'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"baseline", required_argument, NULL, 'b'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"direction", required_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -77,6 +87,9 @@ static int parse_import_opts(int argc, char **argv, struct import_opts *o)
 			break;
 		case 'b':
 			o->baseline = optarg;
+			break;
+		case 'r':
+			o->direction = optarg;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -97,6 +110,8 @@ static int parse_import_opts(int argc, char **argv, struct import_opts *o)
 		return error("one results file at a time, got %d", argc - optind);
 	if (!o->output)
 		return error("no config to write: give one with -o CONFIG.yaml");
+	if (o->direction && strcmp(o->direction, "higher") && strcmp(o->direction, "lower"))
+		return error("--direction must be 'higher' or 'lower', not '%s'", o->direction);
 	return 0;
 }
 
@@ -176,7 +191,8 @@ int cmd_import(int argc, char **argv, const struct globals *g)
 		import_release(&ls);
 		return EX_DATAERR;
 	}
-	if (import_set_baseline(&ls, o.baseline) < 0) {
+	if (import_set_direction(&ls, o.direction) < 0 ||
+	    import_set_baseline(&ls, o.baseline) < 0) {
 		import_release(&ls);
 		return EX_DATAERR;
 	}

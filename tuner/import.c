@@ -701,6 +701,36 @@ static int read_kt(const char *path, json_t *root, struct import_landscape *ls)
 	return 0;
 }
 
+/*
+ * A name that says nothing of its direction ("score", "energy") is read as a
+ * cost; the user may know better. Flipping between a cost and a rate of the
+ * same values is cost -> 1e6 / cost either way (a non-time objective is kept
+ * at a scale of 1), and what was untimed stays so: a value must be positive
+ * both ways. A time is always a cost.
+ */
+int import_set_direction(struct import_landscape *ls, const char *how)
+{
+	int maximize;
+	size_t i;
+
+	if (!how)
+		return 0;
+	if (strcmp(how, "higher") && strcmp(how, "lower"))
+		return error("--direction must be 'higher' or 'lower', not '%s'", how);
+	maximize = !strcmp(how, "higher");
+	if (maximize == ls->maximize)
+		return 0;
+	if (!strcmp(ls->objective, "time"))
+		return error("%s: the objective is a time, and a time is better lower", ls->source);
+	for (i = 0; i < ls->nentries; i++)
+		if (ls->entries[i].outcome == VARIANT_OK)
+			ls->entries[i].cost = 1e6 / ls->entries[i].cost;
+	ls->maximize = maximize;
+	free(ls->unit);
+	ls->unit = xstrdup(maximize ? "1e6/value" : "value");
+	return 0;
+}
+
 /* ---------------------------------------------------------------- checks */
 
 /* Entries by configuration: an open-addressing table of entry indices + 1. */

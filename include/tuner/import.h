@@ -70,6 +70,14 @@ int import_read(const char *results, const char *space, const char *device, cons
 void import_release(struct import_landscape *ls);
 
 /*
+ * The objective's direction, "higher" or "lower" is better, where the user
+ * knows it and the files do not say (NULL: as read from the objective's name:
+ * higher for a rate such as GFLOP/s, lower otherwise). A time cannot be made
+ * higher-is-better. Call before import_set_baseline(). 0 or error().
+ */
+int import_set_direction(struct import_landscape *ls, const char *how);
+
+/*
  * Choose the baseline: "default" (NULL) the declared defaults, "median" the
  * timed configuration of median cost, or "NAME=V,..." (values as labels for
  * coded params, the rest from the defaults). It must have been timed. 0 or

@@ -69,6 +69,31 @@ TUNER_DB="$TMP/kt.db" run_tuner import --force --baseline median -o "$TMP/kt.yam
 expect_rc 0 "--force"
 expect_grep "$TMP/out" "baseline: the configuration of median cost" "--baseline median"
 
+# an objective whose name does not say its direction is a cost, unless --direction says
+printf '%s' '{"device_name": "GPU", "kernel_name": "dir", "objective": "score",
+ "tune_params_keys": ["bs"], "tune_params": {"bs": [32, 64, 128]},
+ "cache": {"32": {"bs": 32, "score": 2}, "64": {"bs": 64, "score": 8},
+ "128": {"bs": 128, "score": 4}}}' >"$TMP/score.json"
+TUNER_DB="$TMP/score.db" run_tuner import --baseline bs=32 -o "$TMP/score.yaml" "$TMP/score.json"
+expect_rc 0 "a score read as a cost"
+expect_grep "$TMP/out" "the optimum is x1.0000 over it" "lower is better: the lowest score is the optimum"
+TUNER_DB="$TMP/score2.db" run_tuner import --direction higher --baseline bs=32 -o "$TMP/score2.yaml" "$TMP/score.json"
+expect_rc 0 "--direction higher"
+expect_grep "$TMP/out" "the optimum is x4.0000 over it" "higher is better: 8 over 2"
+expect_grep "$TMP/score2.family.yaml" "score, higher is better" "the sidecar says the direction"
+TUNER_DB="$TMP/score2-run.db" run_tuner --config "$TMP/score2.yaml" run --replay "$TMP/score2.db" --strategy exhaustive
+expect_rc 0 "replay of a higher-is-better landscape"
+[ "$(sqlite3 "$TMP/score2-run.db" "SELECT v.params || ' ' || printf('%.2f', e.fitness) FROM evals e
+	JOIN variants v ON v.id = e.variant_id ORDER BY e.fitness DESC LIMIT 1")" = "bs=64 4.00" ] ||
+	fail "the replay ranks bs=64 first, at 4x"
+TUNER_DB="$TMP/score3.db" run_tuner import --direction up -o "$TMP/score3.yaml" "$TMP/score.json"
+expect_rc 64 "--direction up"
+expect_grep "$TMP/err" "'higher' or 'lower', not 'up'" "says what it takes"
+TUNER_DB="$TMP/score3.db" run_tuner import --direction higher -o "$TMP/score3.yaml" "$FIX/toy_cache.json"
+expect_rc 65 "a time made higher-is-better"
+expect_grep "$TMP/err" "a time is better lower" "says why"
+[ -f "$TMP/score3.db" ] && fail "nothing is written after a refusal"
+
 # a restriction that cannot be translated: refused, naming the file and the restriction
 sed 's|"bs \* tile <= 256"|"bs \& tile <= 256"|' "$FIX/toy_T1.json" >"$TMP/bad_T1.json"
 TUNER_DB="$TMP/bad.db" run_tuner import --t1 "$TMP/bad_T1.json" -o "$TMP/bad.yaml" "$FIX/toy_gpu_T4.json"

@@ -467,6 +467,59 @@ static void test_read_old_cache(void **state)
 }
 
 /*
+ * A name that does not say its direction is read as a cost; --direction turns
+ * it, and back, without losing a value; a time cannot be better higher.
+ */
+static void test_direction(void **state)
+{
+	static const char *const kt =
+	    "{\"device_name\": \"GPU\", \"kernel_name\": \"dir\", \"objective\": \"score\", "
+	    "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32, 64, 128]}, "
+	    "\"cache\": {\"32\": {\"bs\": 32, \"score\": 2}, \"64\": {\"bs\": 64, \"score\": 8}, "
+	    "\"128\": {\"bs\": 128, \"score\": 4}}}";
+	struct import_landscape ls;
+	char path[] = "/tmp/tuner-direction-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	assert_non_null(f);
+	fputs(kt, f);
+	fclose(f);
+	assert_int_equal(import_read(path, NULL, NULL, NULL, &ls), 0);
+	assert_false(ls.maximize);
+	assert_true(ls.entries[1].cost == 8);
+	assert_int_equal(import_set_direction(&ls, "higher"), 0);
+	assert_true(ls.maximize);
+	assert_string_equal(ls.unit, "1e6/value");
+	/* the highest score is now the lowest cost */
+	assert_true(ls.entries[1].cost < ls.entries[2].cost);
+	assert_true(ls.entries[2].cost < ls.entries[0].cost);
+	assert_int_equal(import_set_direction(&ls, "lower"), 0);
+	assert_true(ls.entries[0].cost == 2 && ls.entries[1].cost == 8 && ls.entries[2].cost == 4);
+	assert_string_equal(ls.unit, "value");
+	capture_start();
+	assert_int_equal(import_set_direction(&ls, "up"), -1);
+	assert_non_null(strstr(captured, "'higher' or 'lower', not 'up'"));
+	import_release(&ls);
+	/* a time stays a cost */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"device_name\": \"GPU\", \"kernel_name\": \"dir\", "
+	      "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32]}, "
+	      "\"cache\": {\"32\": {\"bs\": 32, \"time\": 1.5}}}",
+	      f);
+	fclose(f);
+	assert_int_equal(import_read(path, NULL, NULL, NULL, &ls), 0);
+	assert_int_equal(import_set_direction(&ls, "lower"), 0);
+	capture_start();
+	assert_int_equal(import_set_direction(&ls, "higher"), -1);
+	assert_non_null(strstr(captured, "a time is better lower"));
+	assert_true(ls.entries[0].cost == 1500);
+	import_release(&ls);
+	unlink(path);
+}
+
+/*
  * A result recorded as correct without a positive time (zero, negative, null,
  * or no measurement at all) is kept as unmeasured, with one warning that
  * counts them, in a T4 file as in a cache; the file is not refused.
@@ -675,6 +728,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_read_hub, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_untimed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_direction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_old_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write, setup, teardown),
