@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "tuner/config.h"
+#include "tuner/evolve.h"
 #include "tuner/space.h"
 #include "tuner/template.h"
 
@@ -2021,8 +2022,6 @@ static const char *const timing_keys[] = {"warmup",  "repeats",     "launches", 
 static const char *const compile_keys[] = {"jobs", "max_spill_bytes", "timeout"};
 static const char *const l2_names[] = {"cold", "hot"};
 static const char *const sanitize_names[] = {"never", "elite", "every"};
-static const char *const strategy_names[] = {"evolve", "evolve-rf", "evolve1", "random",
-                                             "exhaustive"};
 
 static int load_correctness(struct ysrc *s, const yaml_node_t *n, struct config *cfg)
 {
@@ -2358,6 +2357,8 @@ static void config_defaults(struct config *cfg)
 static int config_parse(struct ysrc *s, struct config *cfg)
 {
 	yaml_node_t *v[CK_COUNT], *root;
+	const char *const *strategies;
+	size_t nstrategies;
 	int e;
 
 	if (ysrc_load(s) < 0)
@@ -2389,10 +2390,11 @@ static int config_parse(struct ysrc *s, struct config *cfg)
 		cfg->sanitize = e == 0 ? SANITIZE_NEVER : e == 1 ? SANITIZE_ELITE : SANITIZE_EVERY;
 	}
 	e = 0;
-	if (v[CK_STRATEGY] && get_enum(s, v[CK_STRATEGY], "strategy", strategy_names,
-	                               ARRAY_SIZE(strategy_names), &e) < 0)
+	strategies = search_strategy_names(&nstrategies);
+	if (v[CK_STRATEGY] &&
+	    get_enum(s, v[CK_STRATEGY], "strategy", strategies, nstrategies, &e) < 0)
 		return -1;
-	cfg->strategy = xstrdup(strategy_names[e]);
+	cfg->strategy = xstrdup(strategies[e]);
 	if (v[CK_SEED] && load_seed(s, v[CK_SEED], cfg) < 0)
 		return -1;
 	if (v[CK_TOOLS]) {

@@ -71,6 +71,12 @@ static int strategy_of(const char *name)
 	return -1;
 }
 
+const char *const *search_strategy_names(size_t *n)
+{
+	*n = ARRAY_SIZE(strategy_names);
+	return strategy_names;
+}
+
 int search_strategy_known(const char *name)
 {
 	return strategy_of(name) >= 0;

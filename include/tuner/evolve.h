@@ -33,8 +33,11 @@ struct member {
 
 struct search;
 
-/* The strategies' names, for messages. */
+/* The strategies' names, for messages (test_evolve checks it against the list). */
 #define SEARCH_STRATEGIES "evolve, evolve-rf, evolve1, random, exhaustive"
+
+/* The strategies search_new() knows, the default first: n of them. */
+const char *const *search_strategy_names(size_t *n);
 
 /* 1 if name is a strategy search_new() knows. */
 int search_strategy_known(const char *name);

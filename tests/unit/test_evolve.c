@@ -963,6 +963,22 @@ static void test_strategy_local(void **state)
 	assert_false(search_strategy_known("evolve2"));
 }
 
+/* One list of strategies: the messages name the same ones, the default first. */
+static void test_strategy_names(void **state)
+{
+	size_t n, i;
+	const char *const *names = search_strategy_names(&n);
+	char joined[256] = "";
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		assert_true(search_strategy_known(names[i]));
+		strcat(strcat(joined, i ? ", " : ""), names[i]);
+	}
+	assert_string_equal(joined, SEARCH_STRATEGIES);
+	assert_string_equal(names[0], "evolve");
+}
+
 static void test_mutation_stays_in_domain(void **state)
 {
 	struct candidate cands[16];
@@ -1543,6 +1559,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_evolve_runner_up_and_explore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_alignment, setup, teardown),
 	    cmocka_unit_test(test_strategy_local),
+	    cmocka_unit_test(test_strategy_names),
 	    cmocka_unit_test_setup_teardown(test_mutation_stays_in_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_breeding_runs_dry, setup, teardown),
 	    cmocka_unit_test(test_admit_not_full),
