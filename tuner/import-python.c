@@ -1425,7 +1425,8 @@ static int emit_in_values(struct emitter *e, const struct node *a, const char *o
 
 		if (k->k == N_STR)
 			k->s = xstrdup(l->s);
-		k->i = (long long)l->num;
+		else if (k->k == N_INT)
+			k->i = (long long)l->num; /* 2**70 does not fit: it stays a float */
 		k->f = l->num;
 		node_add(list, k);
 	}
@@ -1629,9 +1630,12 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		sb_addf(out, "%lld", n->i);
 		return 0;
 	case N_FLOAT:
-		if (n->f != floor(n->f) || fabs(n->f) > 9e15)
+		if (n->f != floor(n->f))
 			return fail_why(
 			    &e->err, "the fraction %g has no place in an integer expression", n->f);
+		if (fabs(n->f) > 9e15)
+			return fail_why(&e->err, "the number %g is too large for tuner's integers",
+			                n->f);
 		sb_addf(out, "%.0f", n->f);
 		return 0;
 	case N_STR:

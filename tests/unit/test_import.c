@@ -192,6 +192,9 @@ static void test_translate_refusals(void **state)
 	refuse("a is None", "not supported");
 	refuse("a > ", "unexpected end");
 	refuse("(a > 1", "expected ')'");
+	/* 2**63 is no long long: it was converted all the same (UBSan, found by fuzz-import) */
+	refuse("a not in [2**i for i in range(70)]", "too large for tuner's integers");
+	refuse("a < 1e16", "too large for tuner's integers");
 }
 
 /* What Python computes for the i-th expression of test_translate_truediv. */
