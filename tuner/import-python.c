@@ -664,8 +664,6 @@ static int fail_why(struct evaluator *ev, const char *fmt, ...)
 struct emitter {
 	const struct import_landscape *ls;
 	struct evaluator err;
-	int floor_ops;            /* // or % used */
-	unsigned long long names; /* params mentioned, one bit each */
 };
 
 static int as_literal(const struct node *n, struct import_lit *out)
@@ -1145,7 +1143,6 @@ static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struc
 		if (r)
 			sb_addf(&sb, "%s%s == %lld", hits++ ? " || " : "", p->name, p->values[i]);
 	}
-	e->names |= 1ULL << pi;
 	if (!hits)
 		sb_adds(out, "0");
 	else if (hits == p->n)
@@ -1157,11 +1154,175 @@ static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struc
 }
 
 /*
+ * The values that n takes over the params' domains: lo to hi, infinite where
+ * unknown. Enough to tell whether an operand can be negative, which is all it
+ * is asked: where none of // and % can be, C's truncation is Python's floor,
+ * and where no divisor can be, a comparison of fractions multiplies out.
+ */
+static void value_range(const struct emitter *e, const struct node *n, double *lo, double *hi);
+
+static void range_mul(double alo, double ahi, double blo, double bhi, double *lo, double *hi)
+{
+	double p[4] = {alo * blo, alo * bhi, ahi * blo, ahi * bhi};
+	size_t i;
+
+	/* fmin and fmax pass over the NaN of 0 * inf; all four NaN stays NaN: unknown */
+	*lo = *hi = p[0];
+	for (i = 1; i < 4; i++) {
+		*lo = fmin(*lo, p[i]);
+		*hi = fmax(*hi, p[i]);
+	}
+}
+
+static void range_of_bin(const struct emitter *e, const struct node *n, double *lo, double *hi)
+{
+	double alo, ahi, blo, bhi;
+	long long k;
+
+	value_range(e, n->kids[0], &alo, &ahi);
+	value_range(e, n->kids[1], &blo, &bhi);
+	if (!strcmp(n->op, "+")) {
+		*lo = alo + blo;
+		*hi = ahi + bhi;
+	} else if (!strcmp(n->op, "-")) {
+		*lo = alo - bhi;
+		*hi = ahi - blo;
+	} else if (!strcmp(n->op, "*")) {
+		range_mul(alo, ahi, blo, bhi, lo, hi);
+	} else if (!strcmp(n->op, "**") && n->kids[1]->k == N_INT && n->kids[1]->i >= 0 &&
+	           n->kids[1]->i <= 8) {
+		*lo = *hi = 1;
+		for (k = 0; k < n->kids[1]->i; k++)
+			range_mul(*lo, *hi, alo, ahi, lo, hi);
+	} else if (alo >= 0 && blo >= 0 &&
+	           (!strcmp(n->op, "/") || !strcmp(n->op, "//") || !strcmp(n->op, "%"))) {
+		*lo = 0;
+		*hi = !strcmp(n->op, "%") ? bhi : INFINITY;
+	}
+}
+
+static void value_range(const struct emitter *e, const struct node *n, double *lo, double *hi)
+{
+	double klo, khi;
+	size_t i, nargs = n->n;
+	const struct node *const *args = (const struct node *const *)n->kids;
+	int pi;
+
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	switch (n->k) {
+	case N_INT:
+		*lo = *hi = (double)n->i;
+		break;
+	case N_FLOAT:
+		*lo = *hi = n->f;
+		break;
+	case N_NAME:
+		if (!strcmp(n->s, "True") || !strcmp(n->s, "False")) {
+			*lo = *hi = !strcmp(n->s, "True");
+			break;
+		}
+		pi = import_param_index(e->ls, n->s);
+		if (pi < 0 || e->ls->params[pi].coded)
+			break;
+		*lo = *hi = (double)e->ls->params[pi].values[0];
+		for (i = 1; i < e->ls->params[pi].n; i++) {
+			*lo = fmin(*lo, (double)e->ls->params[pi].values[i]);
+			*hi = fmax(*hi, (double)e->ls->params[pi].values[i]);
+		}
+		break;
+	case N_NEG:
+		value_range(e, n->kids[0], &klo, &khi);
+		*lo = -khi;
+		*hi = -klo;
+		break;
+	case N_POS:
+		value_range(e, n->kids[0], lo, hi);
+		break;
+	case N_NOT:
+	case N_CMP:
+		*lo = 0;
+		*hi = 1;
+		break;
+	case N_AND:
+	case N_OR:
+	case N_IF:
+		/* one of the operands (the branches), or a truth value */
+		*lo = n->k == N_IF ? INFINITY : 0;
+		*hi = n->k == N_IF ? -INFINITY : 1;
+		for (i = n->k == N_IF; i < n->n; i++) {
+			value_range(e, n->kids[i], &klo, &khi);
+			*lo = fmin(*lo, klo);
+			*hi = fmax(*hi, khi);
+		}
+		break;
+	case N_BIN:
+		range_of_bin(e, n, lo, hi);
+		break;
+	case N_CALL:
+		if (nargs == 1 && args[0]->k == N_LIST) {
+			nargs = args[0]->n;
+			args = (const struct node *const *)args[0]->kids;
+		}
+		if (nargs && (!strcmp(n->s, "min") || !strcmp(n->s, "max"))) {
+			int is_min = !strcmp(n->s, "min");
+
+			value_range(e, args[0], lo, hi);
+			for (i = 1; i < nargs; i++) {
+				value_range(e, args[i], &klo, &khi);
+				*lo = is_min ? fmin(*lo, klo) : fmax(*lo, klo);
+				*hi = is_min ? fmin(*hi, khi) : fmax(*hi, khi);
+			}
+		} else if (n->n == 1 && !strcmp(n->s, "abs")) {
+			value_range(e, n->kids[0], &klo, &khi);
+			*lo = klo >= 0 ? klo : khi <= 0 ? -khi : 0;
+			*hi = fmax(fabs(klo), fabs(khi));
+		} else if (n->n == 1 && !strcmp(n->s, "int")) {
+			value_range(e, n->kids[0], &klo, &khi);
+			*lo = floor(klo);
+			*hi = ceil(khi);
+		}
+		break;
+	default:
+		break;
+	}
+	if (isnan(*lo))
+		*lo = -INFINITY;
+	if (isnan(*hi))
+		*hi = INFINITY;
+}
+
+/* The operands of n (a // b, a % b: both; a / b: b) must not be negative. */
+static int check_signs(struct emitter *e, const struct node *n)
+{
+	double lo, hi;
+	size_t i;
+
+	for (i = strcmp(n->op, "/") ? 0 : 1; i < 2; i++) {
+		const struct node *x = n->kids[i];
+		char what[80];
+
+		value_range(e, x, &lo, &hi);
+		if (lo >= 0)
+			continue;
+		if (x->k == N_NAME)
+			snprintf(what, sizeof(what), "'%.60s', which", x->s);
+		else
+			snprintf(what, sizeof(what), "an operand that");
+		return fail_why(&e->err,
+		                "'%s' with %s can be negative (down to %g): Python floors where "
+		                "tuner truncates, and a negative divisor would turn a comparison "
+		                "of fractions round",
+		                n->op, what, lo);
+	}
+	return 0;
+}
+
+/*
  * True division. tuner's expressions are integer ones, so a subexpression
  * with '/' (or a fraction like 0.5) is carried as a fraction, numerator over denominator, exactly,
  * and a comparison of two fractions multiplies out (a/b < c/d as a*d < c*b): the denominators are
- * products of the divisors, positive where every param involved is (the same condition as for //
- * and %, checked once translated).
+ * products of the divisors, positive where no divisor can be negative (check_signs()).
  */
 static int needs_frac(const struct node *n)
 {
@@ -1286,6 +1447,11 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 		return fail_why(&e->err, "'%s' is not supported", op);
 	if (frac_pair(e, n->kids[0], n->kids[1], &a, &b) < 0)
 		return -1;
+	if ((!strcmp(op, "/") || !strcmp(op, "//") || !strcmp(op, "%")) && check_signs(e, n) < 0) {
+		frac_release(&a);
+		frac_release(&b);
+		return -1;
+	}
 	if (!strcmp(op, "+") || !strcmp(op, "-")) {
 		frac_cross(&a, op, &b, &out->num);
 		frac_mul(&out->den, a.den.buf, b.den.buf);
@@ -1297,7 +1463,6 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 		 */
 		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
 
-		e->floor_ops = 1;
 		frac_common(&a, &b, &x, &y);
 		if (!strcmp(op, "/")) {
 			sb_adds(&out->num, x.buf);
@@ -1590,8 +1755,6 @@ static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
 		sb_adds(out, ")");
 		return 0;
 	}
-	if (!strcmp(op, "//") || !strcmp(op, "%"))
-		e->floor_ops = 1;
 	sb_adds(out, "(");
 	if (emit_int(e, n->kids[0], out) < 0)
 		return -1;
@@ -1599,6 +1762,9 @@ static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
 	if (emit_int(e, n->kids[1], out) < 0)
 		return -1;
 	sb_adds(out, ")");
+	/* C truncates where Python floors: the same only when no operand is negative */
+	if ((!strcmp(op, "//") || !strcmp(op, "%")) && check_signs(e, n) < 0)
+		return -1;
 	return 0;
 }
 
@@ -1653,7 +1819,6 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 			                "'%s' takes values that are not integers: it can only be "
 			                "compared with constants",
 			                n->s);
-		e->names |= 1ULL << pi;
 		sb_adds(out, n->s);
 		return 0;
 	case N_NEG:
@@ -1727,12 +1892,11 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 char *import_translate(const struct import_landscape *ls, const char *python, char *why,
                        size_t whylen)
 {
-	struct emitter e = {ls, {why, whylen}, 0, 0};
+	struct emitter e = {ls, {why, whylen}};
 	struct strbuf out = STRBUF_INIT;
 	struct expr_err ee;
 	struct expr *check;
 	struct node *n = py_parse(python, why, whylen);
-	size_t i, j;
 
 	if (!n)
 		return NULL;
@@ -1742,18 +1906,6 @@ char *import_translate(const struct import_landscape *ls, const char *python, ch
 		return NULL;
 	}
 	node_free(n);
-	/* C truncates where Python floors: the same only when no operand is negative */
-	for (i = 0; e.floor_ops && i < ls->nparams; i++)
-		for (j = 0; (e.names >> i & 1) && j < ls->params[i].n; j++)
-			if (ls->params[i].values[j] < 0) {
-				snprintf(why, whylen,
-				         "'/', '//' or '%%' with '%s', which can be negative: "
-				         "Python floors where tuner truncates, and a negative "
-				         "divisor would turn a comparison of fractions round",
-				         ls->params[i].name);
-				sb_release(&out);
-				return NULL;
-			}
 	check = expr_parse(out.buf, &ee);
 	if (!check) {
 		snprintf(why, whylen, "the translation '%s' does not parse: %s", out.buf, ee.msg);

@@ -178,7 +178,7 @@ static void test_translate_coded(void **state)
 static void test_translate_refusals(void **state)
 {
 	refuse("a / b", "used as a number");
-	refuse("c / 2 > 0", "can be negative");
+	refuse("2 / c > 0", "'c', which can be negative");
 	refuse("a & 1 == 0", "bitwise");
 	refuse("~a", "bitwise");
 	refuse("d > 1", "unknown name 'd'");
@@ -195,6 +195,16 @@ static void test_translate_refusals(void **state)
 	/* 2**63 is no long long: it was converted all the same (UBSan, found by fuzz-import) */
 	refuse("a not in [2**i for i in range(70)]", "too large for tuner's integers");
 	refuse("a < 1e16", "too large for tuner's integers");
+	/* an operand of // or % or a divisor that is negative through a constant, a sign or a
+	 * difference, not a param: 'b // -15' was C's b / -15 (found by fuzz-import) */
+	refuse("b // -15 == -1", "an operand that can be negative (down to -15)");
+	refuse("-a // 5 == -4", "can be negative");
+	refuse("a % -5 == -4", "can be negative");
+	refuse("a / -3 < -5", "can be negative");
+	refuse("(a - 32) // 5 < 0", "can be negative (down to -16)");
+	/* where none can be, the translation stands: a numerator may be negative */
+	check("c / 2 > 0", "(c > 0)");
+	check("(a - 16) // 5 < 2", "(((a - 16) / 5) < 2)");
 }
 
 /* What Python computes for the i-th expression of test_translate_truediv. */
