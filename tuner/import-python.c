@@ -664,6 +664,7 @@ static int fail_why(struct evaluator *ev, const char *fmt, ...)
 struct emitter {
 	const struct import_landscape *ls;
 	struct evaluator err;
+	int truth; /* the next emit_int() is only tested for truth (a condition, not a number) */
 };
 
 static int as_literal(const struct node *n, struct import_lit *out)
@@ -1518,6 +1519,7 @@ static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
 		if (frac_pair(e, n->kids[1], n->kids[2], &a, &b) < 0)
 			return -1;
 		sb_adds(&out->num, "(");
+		e->truth = 1;
 		r = emit_int(e, n->kids[0], &out->num);
 		sb_adds(&out->num, " ? ");
 		frac_mul(&out->num, a.num.buf, b.den.buf);
@@ -1768,12 +1770,39 @@ static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
 	return 0;
 }
 
+/* Whether n is True or False, whatever its operands: a comparison, a 'not', ... */
+static int is_truth_value(const struct node *n)
+{
+	size_t i;
+
+	switch (n->k) {
+	case N_CMP:
+	case N_NOT:
+		return 1;
+	case N_INT:
+		return n->i == 0 || n->i == 1;
+	case N_NAME:
+		return !strcmp(n->s, "True") || !strcmp(n->s, "False");
+	case N_AND:
+	case N_OR:
+		for (i = 0; i < n->n; i++)
+			if (!is_truth_value(n->kids[i]))
+				return 0;
+		return 1;
+	case N_IF:
+		return is_truth_value(n->kids[1]) && is_truth_value(n->kids[2]);
+	default:
+		return 0;
+	}
+}
+
 /* n as an integer-valued expression of tuner's language (truth values are 1 and 0). */
 static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 {
+	int truth = e->truth, pi;
 	size_t i;
-	int pi;
 
+	e->truth = 0;
 	if (n->k != N_FLOAT && needs_frac(n)) {
 		struct frac f;
 		int r;
@@ -1825,6 +1854,7 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 	case N_POS:
 	case N_NOT:
 		sb_adds(out, n->k == N_NEG ? "(-" : n->k == N_NOT ? "(!" : "(");
+		e->truth = n->k == N_NOT;
 		if (emit_int(e, n->kids[0], out) < 0)
 			return -1;
 		sb_adds(out, ")");
@@ -1857,10 +1887,19 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 	}
 	case N_AND:
 	case N_OR:
+		/* Python's 'a and b' is a or b, not a truth value: the same as && where it is
+		 * tested */
+		if (!truth && !is_truth_value(n))
+			return fail_why(
+			    &e->err,
+			    "'%s' gives one of its operands in Python, not a truth value: "
+			    "its value can only be tested, not used as a number",
+			    n->k == N_AND ? "and" : "or");
 		sb_adds(out, "(");
 		for (i = 0; i < n->n; i++) {
 			if (i)
 				sb_adds(out, n->k == N_AND ? " && " : " || ");
+			e->truth = 1;
 			if (emit_int(e, n->kids[i], out) < 0)
 				return -1;
 		}
@@ -1870,12 +1909,15 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		return emit_call(e, n, out);
 	case N_IF:
 		sb_adds(out, "(");
+		e->truth = 1;
 		if (emit_int(e, n->kids[0], out) < 0)
 			return -1;
 		sb_adds(out, " ? ");
+		e->truth = truth;
 		if (emit_int(e, n->kids[1], out) < 0)
 			return -1;
 		sb_adds(out, " : ");
+		e->truth = truth;
 		if (emit_int(e, n->kids[2], out) < 0)
 			return -1;
 		sb_adds(out, ")");
@@ -1892,7 +1934,7 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 char *import_translate(const struct import_landscape *ls, const char *python, char *why,
                        size_t whylen)
 {
-	struct emitter e = {ls, {why, whylen}};
+	struct emitter e = {ls, {why, whylen}, 1};
 	struct strbuf out = STRBUF_INIT;
 	struct expr_err ee;
 	struct expr *check;

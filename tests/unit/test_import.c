@@ -205,6 +205,13 @@ static void test_translate_refusals(void **state)
 	/* where none can be, the translation stands: a numerator may be negative */
 	check("c / 2 > 0", "(c > 0)");
 	check("(a - 16) // 5 < 2", "(((a - 16) / 5) < 2)");
+	/* Python's 'and' and 'or' give an operand: && and || only where the value is tested
+	 * ('(a and b) * 2 == 4' was ((a && b) * 2) == 4: fuzz-import's check against Python) */
+	refuse("(a and b) * 2 == 4", "'and' gives one of its operands");
+	refuse("(b or a) > 3", "'or' gives one of its operands");
+	check("a and b", "(a && b)");
+	check("(b if a and b else c) > 0", "(((a && b) ? b : c) > 0)");
+	check("(a > 16 and b < 3) + 1 == 2", "((((a > 16) && (b < 3)) + 1) == 2)");
 }
 
 /* What Python computes for the i-th expression of test_translate_truediv. */
