@@ -47,6 +47,7 @@ struct node {
 	struct node **kids;
 	char (*ops)[8]; /* N_CMP: the n - 1 comparison operators */
 	size_t n, alloc;
+	int height; /* of the subtree, 0 for a leaf */
 };
 
 enum tok { TK_END, TK_INT, TK_FLOAT, TK_STR, TK_NAME, TK_OP, TK_BAD };
@@ -58,8 +59,19 @@ struct parser {
 	double f;
 	struct strbuf text; /* TK_STR, TK_NAME: the text; TK_OP: the operator */
 	int col;            /* 1-based column of the current token */
+	int nest;           /* the parser's recursion */
 	char err[200];
 };
+
+/*
+ * What is parsed, translated and evaluated is walked by recursion: these
+ * bound it, as expr.c bounds its own, so that no file reaches the end of the
+ * stack. PY_MAX_NEST bounds the parser's recursion (brackets, signs, 'not',
+ * '**', 'else'), PY_MAX_HEIGHT the tree's, which chains like 1+1+...+1 grow
+ * without recursion. Either is far beyond what a restriction writes.
+ */
+#define PY_MAX_NEST   200
+#define PY_MAX_HEIGHT 1000
 
 static void node_free(struct node *n)
 {
@@ -87,6 +99,8 @@ static void node_add(struct node *n, struct node *kid)
 {
 	ALLOC_GROW(n->kids, n->n + 1, n->alloc);
 	n->kids[n->n++] = kid;
+	if (kid->height >= n->height)
+		n->height = kid->height + 1;
 }
 
 static int perr(struct parser *ps, const char *fmt, ...) TUNER_PRINTF(2, 3);
@@ -221,6 +235,21 @@ static int expect_op(struct parser *ps, const char *op)
 static struct node *parse_test(struct parser *ps);
 static struct node *parse_or(struct parser *ps);
 
+/* parse(ps) one level deeper, or the error that it is too deep. */
+static struct node *nested(struct parser *ps, struct node *(*parse)(struct parser *))
+{
+	struct node *n;
+
+	if (ps->nest == PY_MAX_NEST) {
+		perr(ps, "column %d: nested more than %d deep", ps->col, PY_MAX_NEST);
+		return NULL;
+	}
+	ps->nest++;
+	n = parse(ps);
+	ps->nest--;
+	return n;
+}
+
 /* The clauses after a comprehension's element: for NAME in X [if C]... */
 static struct node *parse_comp(struct parser *ps, struct node *elem)
 {
@@ -270,7 +299,7 @@ static struct node *parse_group(struct parser *ps, const char *close)
 	if (lex(ps) < 0)
 		goto fail;
 	while (!is_op(ps, close)) {
-		x = parse_test(ps);
+		x = nested(ps, parse_test);
 		if (x && !list->n && is_kw(ps, "for")) {
 			node_free(list);
 			x = parse_comp(ps, x);
@@ -383,7 +412,7 @@ static struct node *parse_primary(struct parser *ps)
 		if (lex(ps) < 0)
 			goto fail;
 		while (!is_op(ps, ")")) {
-			arg = parse_test(ps);
+			arg = nested(ps, parse_test);
 			if (arg && !call->n && is_kw(ps, "for"))
 				arg = parse_comp(ps, arg);
 			if (!arg)
@@ -405,13 +434,18 @@ fail:
 
 static struct node *parse_unary(struct parser *ps);
 
-static struct node *binary(const char *op, struct node *a, struct node *b)
+static struct node *binary(struct parser *ps, const char *op, struct node *a, struct node *b)
 {
 	struct node *n = node_new(N_BIN);
 
 	snprintf(n->op, sizeof(n->op), "%s", op);
 	node_add(n, a);
 	node_add(n, b);
+	if (n->height > PY_MAX_HEIGHT) {
+		perr(ps, "column %d: more than %d operations deep", ps->col, PY_MAX_HEIGHT);
+		node_free(n);
+		return NULL;
+	}
 	return n;
 }
 
@@ -421,11 +455,11 @@ static struct node *parse_power(struct parser *ps)
 
 	if (!a || !is_op(ps, "**"))
 		return a;
-	if (lex(ps) < 0 || !(b = parse_unary(ps))) {
+	if (lex(ps) < 0 || !(b = nested(ps, parse_unary))) {
 		node_free(a);
 		return NULL;
 	}
-	return binary("**", a, b);
+	return binary(ps, "**", a, b);
 }
 
 static struct node *parse_unary(struct parser *ps)
@@ -438,7 +472,7 @@ static struct node *parse_unary(struct parser *ps)
 	if (!is_op(ps, "-") && !is_op(ps, "+"))
 		return parse_power(ps);
 	k = is_op(ps, "-") ? N_NEG : N_POS;
-	if (lex(ps) < 0 || !(x = parse_unary(ps)))
+	if (lex(ps) < 0 || !(x = nested(ps, parse_unary)))
 		return NULL;
 	n = node_new(k);
 	node_add(n, x);
@@ -457,7 +491,7 @@ static struct node *parse_term(struct parser *ps)
 			node_free(a);
 			return NULL;
 		}
-		a = binary(op, a, b);
+		a = binary(ps, op, a, b);
 	}
 	return a;
 }
@@ -473,7 +507,7 @@ static struct node *parse_arith(struct parser *ps)
 			node_free(a);
 			return NULL;
 		}
-		a = binary(op, a, b);
+		a = binary(ps, op, a, b);
 	}
 	if (a && (is_op(ps, "&") || is_op(ps, "|") || is_op(ps, "^") || is_op(ps, "<<") ||
 	          is_op(ps, ">>"))) {
@@ -553,7 +587,7 @@ static struct node *parse_not(struct parser *ps)
 
 	if (!is_kw(ps, "not"))
 		return parse_comparison(ps);
-	if (lex(ps) < 0 || !(x = parse_not(ps)))
+	if (lex(ps) < 0 || !(x = nested(ps, parse_not)))
 		return NULL;
 	n = node_new(N_NOT);
 	node_add(n, x);
@@ -607,7 +641,7 @@ static struct node *parse_test(struct parser *ps)
 		node_free(c);
 		return NULL;
 	}
-	if (lex(ps) < 0 || !(b = parse_test(ps))) {
+	if (lex(ps) < 0 || !(b = nested(ps, parse_test))) {
 		node_free(a);
 		node_free(c);
 		return NULL;

@@ -339,6 +339,34 @@ static void test_python_values(void **state)
 	no_values("[max(1, 2 % 0)]", "division by zero");
 }
 
+/* Input that would take the translator past the stack is an error (found by hand with the
+ * fuzz-import harness: 20000 '-' overflowed the stack under ASan, 8000 '(' too). */
+static void test_translate_limits(void **state)
+{
+	static char src[40000];
+	size_t i;
+
+	memset(src, '-', 20000);
+	strcpy(src + 20000, "a > 0");
+	refuse(src, "nested more than 200 deep");
+	memset(src, '(', 8000);
+	strcpy(src + 8000, "a");
+	memset(src + 8001, ')', 8000);
+	src[16001] = '\0';
+	refuse(src, "nested more than 200 deep");
+	for (i = 0; i < 3000; i++)
+		memcpy(src + 2 * i, "a+", 2);
+	strcpy(src + 6000, "a > 0");
+	refuse(src, "more than 1000 operations deep");
+	no_values(src, "more than 1000 operations deep");
+	/* what real files write is far within them */
+	memset(src, '(', 150);
+	strcpy(src + 150, "a");
+	memset(src + 151, ')', 150);
+	strcpy(src + 301, " > 0");
+	check(src, "(a > 0)");
+}
+
 /* --------------------------------------------------------- whole files */
 
 static void test_read_t4(void **state)
@@ -691,6 +719,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_translate_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_translate_truediv, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_python_values, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_translate_limits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_t4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_hub, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_cache, setup, teardown),
