@@ -681,6 +681,7 @@ static struct node *py_parse(const char *src, char *why, size_t whylen)
 struct evaluator {
 	char *why;
 	size_t whylen;
+	size_t steps; /* values listed so far, in every list: the work done */
 };
 
 static int fail_why(struct evaluator *ev, const char *fmt, ...) TUNER_PRINTF(2, 3);
@@ -795,6 +796,9 @@ static const char *flip(const char *op)
  * floor, ints stay ints.
  */
 #define VALUES_MAX 1000000 /* no space lists more values of one param */
+/* the values of the lists that make them, in all: '[i for i in range(10**6) for j in
+ * range(10**6) if 0]' lists none, in 10**12 steps */
+#define EVAL_MAX_STEPS (10 * VALUES_MAX)
 
 struct pyconst {
 	struct import_lit lit;
@@ -816,6 +820,9 @@ static int list_add(struct evaluator *ev, struct pylist *l, const struct pyconst
 {
 	if (l->n == VALUES_MAX)
 		return fail_why(ev, "more than %d values", VALUES_MAX);
+	/* every loop of a comprehension walks a list built here: this bounds them all */
+	if (++ev->steps > EVAL_MAX_STEPS)
+		return fail_why(ev, "more than %d steps to evaluate", EVAL_MAX_STEPS);
 	ALLOC_GROW(l->v, l->n + 1, l->alloc);
 	l->v[l->n++] = *c;
 	return 0;
@@ -1114,7 +1121,7 @@ static int eval_list(struct evaluator *ev, const struct node *n, const struct bi
 /* n as a list of constants; 0, or -1 with why (nothing kept). */
 static int values_of(const struct node *n, struct import_values *out, char *why, size_t whylen)
 {
-	struct evaluator ev = {why, whylen};
+	struct evaluator ev = {why, whylen, 0};
 	struct pylist l = {0};
 	size_t i;
 
@@ -1159,6 +1166,22 @@ void import_values_free(struct import_values *vals)
 }
 
 static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out);
+
+/*
+ * A translation repeats what '**', abs() and fractions multiplied out take
+ * (x ** 3 is x * x * x), so that its length can grow as a power of the
+ * input's: ((((x ** 8) ** 8) ** 8) ** 8) is 4096 x's. Checked after every
+ * node, this bounds the work; a restriction's translation is far shorter.
+ */
+#define TRANSLATION_MAX (1 << 16)
+
+static int check_length(struct emitter *e, size_t len)
+{
+	if (len > TRANSLATION_MAX)
+		return fail_why(&e->err, "the translation is longer than %d bytes",
+		                TRANSLATION_MAX);
+	return 0;
+}
 
 /* A coded param against a constant: the codes whose label satisfies it. */
 static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struct import_lit *c,
@@ -1517,7 +1540,7 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 }
 
 /* n as a fraction; a subtree without '/' is its integer expression over 1. */
-static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
+static int emit_frac_node(struct emitter *e, const struct node *n, struct frac *out)
 {
 	struct frac a, b;
 	size_t i;
@@ -1831,7 +1854,7 @@ static int is_truth_value(const struct node *n)
 }
 
 /* n as an integer-valued expression of tuner's language (truth values are 1 and 0). */
-static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
+static int emit_int_node(struct emitter *e, const struct node *n, struct strbuf *out)
 {
 	int truth = e->truth, pi;
 	size_t i;
@@ -1965,10 +1988,20 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 	return fail_why(&e->err, "unsupported expression");
 }
 
+static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
+{
+	return emit_int_node(e, n, out) < 0 ? -1 : check_length(e, out->len);
+}
+
+static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
+{
+	return emit_frac_node(e, n, out) < 0 ? -1 : check_length(e, out->num.len + out->den.len);
+}
+
 char *import_translate(const struct import_landscape *ls, const char *python, char *why,
                        size_t whylen)
 {
-	struct emitter e = {ls, {why, whylen}, 1};
+	struct emitter e = {ls, {why, whylen, 0}, 1};
 	struct strbuf out = STRBUF_INIT;
 	struct expr_err ee;
 	struct expr *check;

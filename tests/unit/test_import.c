@@ -339,8 +339,9 @@ static void test_python_values(void **state)
 	no_values("[max(1, 2 % 0)]", "division by zero");
 }
 
-/* Input that would take the translator past the stack is an error (found by hand with the
- * fuzz-import harness: 20000 '-' overflowed the stack under ASan, 8000 '(' too). */
+/* Input that would take the translator past the stack, or its memory or time, is an error
+ * (found by hand with the fuzz-import harness: 20000 '-' overflowed the stack under ASan, 8000 '('
+ * too). */
 static void test_translate_limits(void **state)
 {
 	static char src[40000];
@@ -359,6 +360,15 @@ static void test_translate_limits(void **state)
 	strcpy(src + 6000, "a > 0");
 	refuse(src, "more than 1000 operations deep");
 	no_values(src, "more than 1000 operations deep");
+	/* work that grows as a power of the input: a comprehension that lists nothing took
+	 * 10**10 steps; a translation repeats what '**' and abs() take, and 16 abs() ran out of
+	 * memory (found by hand with the fuzz-import harness) */
+	no_values("[i for i in range(100000) for j in range(100000) if 0]",
+	          "more than 10000000 steps");
+	refuse("((((((a ** 8) ** 8) ** 8) ** 8) ** 8) ** 8) > 0", "longer than 65536 bytes");
+	refuse("abs(abs(abs(abs(abs(abs(abs(abs(abs(abs(abs(abs(b)))))))))))) > 0",
+	       "longer than 65536 bytes");
+	refuse("a in range(1000000)", "longer than 65536 bytes");
 	/* what real files write is far within them */
 	memset(src, '(', 150);
 	strcpy(src + 150, "a");
