@@ -611,6 +611,73 @@ static void test_read_untimed(void **state)
 	rmdir(dir);
 }
 
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * Large spaces import in time: a T1 may list 10**6 values of a param, which were compared in
+ * pairs (300000 took minutes), and a cache of 20 params of 10 values declares 10**20 points,
+ * whose count wrapped and was walked without end (found by hand with the fuzz-import harness).
+ */
+static void test_read_large(void **state)
+{
+	static const char *const one =
+	    "{\"kernel_name\": \"big\", \"tune_params_keys\": [\"a\"], "
+	    "\"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, \"time\": 1.0}}}";
+	char dir[] = "/tmp/tuner-large-XXXXXX", res[256], spc[256];
+	struct import_landscape ls;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(res, sizeof(res), "%s/big_cache.json", dir);
+	snprintf(spc, sizeof(spc), "%s/big_T1.json", dir);
+	put(res, one);
+	put(spc, "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+	         "{\"Name\": \"a\", \"Values\": \"range(300000)\"}]}}");
+	warned[0] = '\0';
+	set_error_routine(keep_warning);
+	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), 0);
+	capture_start();
+	assert_int_equal(ls.params[0].n, 300000);
+	assert_non_null(strstr(warned, "299999 of the 300000 configurations"));
+	import_release(&ls);
+	/* a value listed twice is still found */
+	put(spc, "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+	         "{\"Name\": \"a\", \"Values\": \"list(range(300000)) + [1.0]\"}]}}");
+	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), -1);
+	assert_non_null(strstr(captured, "param 'a' lists a value twice"));
+	import_release(&ls);
+	/* 10**20 points: not counted, and said */
+	sb_adds(&sb, "{\"kernel_name\": \"big\", \"tune_params_keys\": [");
+	for (i = 0; i < 20; i++)
+		sb_addf(&sb, "%s\"p%zu\"", i ? ", " : "", i);
+	sb_adds(&sb, "], \"tune_params\": {");
+	for (i = 0; i < 20; i++)
+		sb_addf(&sb, "%s\"p%zu\": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]", i ? ", " : "", i);
+	sb_adds(&sb, "}, \"cache\": {\"x\": {");
+	for (i = 0; i < 20; i++)
+		sb_addf(&sb, "\"p%zu\": 1, ", i);
+	sb_adds(&sb, "\"time\": 1.0}}}");
+	put(res, sb.buf);
+	sb_release(&sb);
+	warned[0] = '\0';
+	set_error_routine(keep_warning);
+	assert_int_equal(import_read(res, NULL, "gpu", NULL, &ls), 0);
+	capture_start();
+	assert_non_null(strstr(warned, "the space has more than 10000000 configurations"));
+	import_release(&ls);
+	unlink(res);
+	unlink(spc);
+	rmdir(dir);
+}
+
 /* What the file and the translation disagree on, and what cannot be read, is an error. */
 static void test_read_errors(void **state)
 {
@@ -736,6 +803,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_read_untimed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_old_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_large, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 	};
 
