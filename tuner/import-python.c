@@ -1548,9 +1548,13 @@ static int emit_frac_node(struct emitter *e, const struct node *n, struct frac *
 	int r = 0;
 
 	if (n->k == N_FLOAT && n->f != floor(n->f)) {
-		/* an exact decimal: 0.75 is 75 / 100 */
+		/*
+		 * an exact decimal: 0.75 is 75 / 100. The digits are those that read back
+		 * as the same double, not those within some distance of it: 1e-8 * 10 is
+		 * within 1e-6 of 0, and 1e-8 is not 0 / 10.
+		 */
 		for (i = 1, p = 10; i <= 9; i++, p *= 10)
-			if (fabs(n->f * p - nearbyint(n->f * p)) < 1e-6) {
+			if (nearbyint(n->f * p) / p == n->f) {
 				sb_addf(&out->num, "%.0f", nearbyint(n->f * p));
 				sb_addf(&out->den, "%.0f", p);
 				return 0;

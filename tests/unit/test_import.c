@@ -212,6 +212,11 @@ static void test_translate_refusals(void **state)
 	check("a and b", "(a && b)");
 	check("(b if a and b else c) > 0", "(((a && b) ? b : c) > 0)");
 	check("(a > 16 and b < 3) + 1 == 2", "((((a > 16) && (b < 3)) + 1) == 2)");
+	/* a decimal is its own digits: 1e-8 was 0 / 10, as within 1e-6 of it (fuzz-import's check
+	 * against Python, on a hand-written input) */
+	check("a * 1e-8 > 0", "((a * 1) > 0)");
+	check("b * 0.3 > 0.9", "(((b * 3) * 10) > (9 * 10))");
+	refuse("a * 1e-10 > 0", "the fraction 1e-10 is not a short decimal");
 }
 
 /* What Python computes for the i-th expression of test_translate_truediv. */
