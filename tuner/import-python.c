@@ -47,6 +47,7 @@ struct node {
 	struct node **kids;
 	char (*ops)[8]; /* N_CMP: the n - 1 comparison operators */
 	size_t n, alloc;
+	int height; /* of the subtree, 0 for a leaf */
 };
 
 enum tok { TK_END, TK_INT, TK_FLOAT, TK_STR, TK_NAME, TK_OP, TK_BAD };
@@ -58,8 +59,19 @@ struct parser {
 	double f;
 	struct strbuf text; /* TK_STR, TK_NAME: the text; TK_OP: the operator */
 	int col;            /* 1-based column of the current token */
+	int nest;           /* the parser's recursion */
 	char err[200];
 };
+
+/*
+ * What is parsed, translated and evaluated is walked by recursion: these
+ * bound it, as expr.c bounds its own, so that no file reaches the end of the
+ * stack. PY_MAX_NEST bounds the parser's recursion (brackets, signs, 'not',
+ * '**', 'else'), PY_MAX_HEIGHT the tree's, which chains like 1+1+...+1 grow
+ * without recursion. Either is far beyond what a restriction writes.
+ */
+#define PY_MAX_NEST   200
+#define PY_MAX_HEIGHT 1000
 
 static void node_free(struct node *n)
 {
@@ -87,6 +99,8 @@ static void node_add(struct node *n, struct node *kid)
 {
 	ALLOC_GROW(n->kids, n->n + 1, n->alloc);
 	n->kids[n->n++] = kid;
+	if (kid->height >= n->height)
+		n->height = kid->height + 1;
 }
 
 static int perr(struct parser *ps, const char *fmt, ...) TUNER_PRINTF(2, 3);
@@ -221,6 +235,21 @@ static int expect_op(struct parser *ps, const char *op)
 static struct node *parse_test(struct parser *ps);
 static struct node *parse_or(struct parser *ps);
 
+/* parse(ps) one level deeper, or the error that it is too deep. */
+static struct node *nested(struct parser *ps, struct node *(*parse)(struct parser *))
+{
+	struct node *n;
+
+	if (ps->nest == PY_MAX_NEST) {
+		perr(ps, "column %d: nested more than %d deep", ps->col, PY_MAX_NEST);
+		return NULL;
+	}
+	ps->nest++;
+	n = parse(ps);
+	ps->nest--;
+	return n;
+}
+
 /* The clauses after a comprehension's element: for NAME in X [if C]... */
 static struct node *parse_comp(struct parser *ps, struct node *elem)
 {
@@ -270,7 +299,7 @@ static struct node *parse_group(struct parser *ps, const char *close)
 	if (lex(ps) < 0)
 		goto fail;
 	while (!is_op(ps, close)) {
-		x = parse_test(ps);
+		x = nested(ps, parse_test);
 		if (x && !list->n && is_kw(ps, "for")) {
 			node_free(list);
 			x = parse_comp(ps, x);
@@ -383,7 +412,7 @@ static struct node *parse_primary(struct parser *ps)
 		if (lex(ps) < 0)
 			goto fail;
 		while (!is_op(ps, ")")) {
-			arg = parse_test(ps);
+			arg = nested(ps, parse_test);
 			if (arg && !call->n && is_kw(ps, "for"))
 				arg = parse_comp(ps, arg);
 			if (!arg)
@@ -405,13 +434,18 @@ fail:
 
 static struct node *parse_unary(struct parser *ps);
 
-static struct node *binary(const char *op, struct node *a, struct node *b)
+static struct node *binary(struct parser *ps, const char *op, struct node *a, struct node *b)
 {
 	struct node *n = node_new(N_BIN);
 
 	snprintf(n->op, sizeof(n->op), "%s", op);
 	node_add(n, a);
 	node_add(n, b);
+	if (n->height > PY_MAX_HEIGHT) {
+		perr(ps, "column %d: more than %d operations deep", ps->col, PY_MAX_HEIGHT);
+		node_free(n);
+		return NULL;
+	}
 	return n;
 }
 
@@ -421,11 +455,11 @@ static struct node *parse_power(struct parser *ps)
 
 	if (!a || !is_op(ps, "**"))
 		return a;
-	if (lex(ps) < 0 || !(b = parse_unary(ps))) {
+	if (lex(ps) < 0 || !(b = nested(ps, parse_unary))) {
 		node_free(a);
 		return NULL;
 	}
-	return binary("**", a, b);
+	return binary(ps, "**", a, b);
 }
 
 static struct node *parse_unary(struct parser *ps)
@@ -438,7 +472,7 @@ static struct node *parse_unary(struct parser *ps)
 	if (!is_op(ps, "-") && !is_op(ps, "+"))
 		return parse_power(ps);
 	k = is_op(ps, "-") ? N_NEG : N_POS;
-	if (lex(ps) < 0 || !(x = parse_unary(ps)))
+	if (lex(ps) < 0 || !(x = nested(ps, parse_unary)))
 		return NULL;
 	n = node_new(k);
 	node_add(n, x);
@@ -457,7 +491,7 @@ static struct node *parse_term(struct parser *ps)
 			node_free(a);
 			return NULL;
 		}
-		a = binary(op, a, b);
+		a = binary(ps, op, a, b);
 	}
 	return a;
 }
@@ -473,7 +507,7 @@ static struct node *parse_arith(struct parser *ps)
 			node_free(a);
 			return NULL;
 		}
-		a = binary(op, a, b);
+		a = binary(ps, op, a, b);
 	}
 	if (a && (is_op(ps, "&") || is_op(ps, "|") || is_op(ps, "^") || is_op(ps, "<<") ||
 	          is_op(ps, ">>"))) {
@@ -553,7 +587,7 @@ static struct node *parse_not(struct parser *ps)
 
 	if (!is_kw(ps, "not"))
 		return parse_comparison(ps);
-	if (lex(ps) < 0 || !(x = parse_not(ps)))
+	if (lex(ps) < 0 || !(x = nested(ps, parse_not)))
 		return NULL;
 	n = node_new(N_NOT);
 	node_add(n, x);
@@ -607,7 +641,7 @@ static struct node *parse_test(struct parser *ps)
 		node_free(c);
 		return NULL;
 	}
-	if (lex(ps) < 0 || !(b = parse_test(ps))) {
+	if (lex(ps) < 0 || !(b = nested(ps, parse_test))) {
 		node_free(a);
 		node_free(c);
 		return NULL;
@@ -647,6 +681,7 @@ static struct node *py_parse(const char *src, char *why, size_t whylen)
 struct evaluator {
 	char *why;
 	size_t whylen;
+	size_t steps; /* values listed so far, in every list: the work done */
 };
 
 static int fail_why(struct evaluator *ev, const char *fmt, ...) TUNER_PRINTF(2, 3);
@@ -664,8 +699,7 @@ static int fail_why(struct evaluator *ev, const char *fmt, ...)
 struct emitter {
 	const struct import_landscape *ls;
 	struct evaluator err;
-	int floor_ops;            /* // or % used */
-	unsigned long long names; /* params mentioned, one bit each */
+	int truth; /* the next emit_int() is only tested for truth (a condition, not a number) */
 };
 
 static int as_literal(const struct node *n, struct import_lit *out)
@@ -762,6 +796,9 @@ static const char *flip(const char *op)
  * floor, ints stay ints.
  */
 #define VALUES_MAX 1000000 /* no space lists more values of one param */
+/* the values of the lists that make them, in all: '[i for i in range(10**6) for j in
+ * range(10**6) if 0]' lists none, in 10**12 steps */
+#define EVAL_MAX_STEPS (10 * VALUES_MAX)
 
 struct pyconst {
 	struct import_lit lit;
@@ -783,6 +820,9 @@ static int list_add(struct evaluator *ev, struct pylist *l, const struct pyconst
 {
 	if (l->n == VALUES_MAX)
 		return fail_why(ev, "more than %d values", VALUES_MAX);
+	/* every loop of a comprehension walks a list built here: this bounds them all */
+	if (++ev->steps > EVAL_MAX_STEPS)
+		return fail_why(ev, "more than %d steps to evaluate", EVAL_MAX_STEPS);
 	ALLOC_GROW(l->v, l->n + 1, l->alloc);
 	l->v[l->n++] = *c;
 	return 0;
@@ -1081,7 +1121,7 @@ static int eval_list(struct evaluator *ev, const struct node *n, const struct bi
 /* n as a list of constants; 0, or -1 with why (nothing kept). */
 static int values_of(const struct node *n, struct import_values *out, char *why, size_t whylen)
 {
-	struct evaluator ev = {why, whylen};
+	struct evaluator ev = {why, whylen, 0};
 	struct pylist l = {0};
 	size_t i;
 
@@ -1127,6 +1167,22 @@ void import_values_free(struct import_values *vals)
 
 static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out);
 
+/*
+ * A translation repeats what '**', abs() and fractions multiplied out take
+ * (x ** 3 is x * x * x), so that its length can grow as a power of the
+ * input's: ((((x ** 8) ** 8) ** 8) ** 8) is 4096 x's. Checked after every
+ * node, this bounds the work; a restriction's translation is far shorter.
+ */
+#define TRANSLATION_MAX (1 << 16)
+
+static int check_length(struct emitter *e, size_t len)
+{
+	if (len > TRANSLATION_MAX)
+		return fail_why(&e->err, "the translation is longer than %d bytes",
+		                TRANSLATION_MAX);
+	return 0;
+}
+
 /* A coded param against a constant: the codes whose label satisfies it. */
 static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struct import_lit *c,
                           struct strbuf *out)
@@ -1145,7 +1201,6 @@ static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struc
 		if (r)
 			sb_addf(&sb, "%s%s == %lld", hits++ ? " || " : "", p->name, p->values[i]);
 	}
-	e->names |= 1ULL << pi;
 	if (!hits)
 		sb_adds(out, "0");
 	else if (hits == p->n)
@@ -1157,11 +1212,175 @@ static int emit_coded_cmp(struct emitter *e, int pi, const char *op, const struc
 }
 
 /*
+ * The values that n takes over the params' domains: lo to hi, infinite where
+ * unknown. Enough to tell whether an operand can be negative, which is all it
+ * is asked: where none of // and % can be, C's truncation is Python's floor,
+ * and where no divisor can be, a comparison of fractions multiplies out.
+ */
+static void value_range(const struct emitter *e, const struct node *n, double *lo, double *hi);
+
+static void range_mul(double alo, double ahi, double blo, double bhi, double *lo, double *hi)
+{
+	double p[4] = {alo * blo, alo * bhi, ahi * blo, ahi * bhi};
+	size_t i;
+
+	/* fmin and fmax pass over the NaN of 0 * inf; all four NaN stays NaN: unknown */
+	*lo = *hi = p[0];
+	for (i = 1; i < 4; i++) {
+		*lo = fmin(*lo, p[i]);
+		*hi = fmax(*hi, p[i]);
+	}
+}
+
+static void range_of_bin(const struct emitter *e, const struct node *n, double *lo, double *hi)
+{
+	double alo, ahi, blo, bhi;
+	long long k;
+
+	value_range(e, n->kids[0], &alo, &ahi);
+	value_range(e, n->kids[1], &blo, &bhi);
+	if (!strcmp(n->op, "+")) {
+		*lo = alo + blo;
+		*hi = ahi + bhi;
+	} else if (!strcmp(n->op, "-")) {
+		*lo = alo - bhi;
+		*hi = ahi - blo;
+	} else if (!strcmp(n->op, "*")) {
+		range_mul(alo, ahi, blo, bhi, lo, hi);
+	} else if (!strcmp(n->op, "**") && n->kids[1]->k == N_INT && n->kids[1]->i >= 0 &&
+	           n->kids[1]->i <= 8) {
+		*lo = *hi = 1;
+		for (k = 0; k < n->kids[1]->i; k++)
+			range_mul(*lo, *hi, alo, ahi, lo, hi);
+	} else if (alo >= 0 && blo >= 0 &&
+	           (!strcmp(n->op, "/") || !strcmp(n->op, "//") || !strcmp(n->op, "%"))) {
+		*lo = 0;
+		*hi = !strcmp(n->op, "%") ? bhi : INFINITY;
+	}
+}
+
+static void value_range(const struct emitter *e, const struct node *n, double *lo, double *hi)
+{
+	double klo, khi;
+	size_t i, nargs = n->n;
+	const struct node *const *args = (const struct node *const *)n->kids;
+	int pi;
+
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	switch (n->k) {
+	case N_INT:
+		*lo = *hi = (double)n->i;
+		break;
+	case N_FLOAT:
+		*lo = *hi = n->f;
+		break;
+	case N_NAME:
+		if (!strcmp(n->s, "True") || !strcmp(n->s, "False")) {
+			*lo = *hi = !strcmp(n->s, "True");
+			break;
+		}
+		pi = import_param_index(e->ls, n->s);
+		if (pi < 0 || e->ls->params[pi].coded)
+			break;
+		*lo = *hi = (double)e->ls->params[pi].values[0];
+		for (i = 1; i < e->ls->params[pi].n; i++) {
+			*lo = fmin(*lo, (double)e->ls->params[pi].values[i]);
+			*hi = fmax(*hi, (double)e->ls->params[pi].values[i]);
+		}
+		break;
+	case N_NEG:
+		value_range(e, n->kids[0], &klo, &khi);
+		*lo = -khi;
+		*hi = -klo;
+		break;
+	case N_POS:
+		value_range(e, n->kids[0], lo, hi);
+		break;
+	case N_NOT:
+	case N_CMP:
+		*lo = 0;
+		*hi = 1;
+		break;
+	case N_AND:
+	case N_OR:
+	case N_IF:
+		/* one of the operands (the branches), or a truth value */
+		*lo = n->k == N_IF ? INFINITY : 0;
+		*hi = n->k == N_IF ? -INFINITY : 1;
+		for (i = n->k == N_IF; i < n->n; i++) {
+			value_range(e, n->kids[i], &klo, &khi);
+			*lo = fmin(*lo, klo);
+			*hi = fmax(*hi, khi);
+		}
+		break;
+	case N_BIN:
+		range_of_bin(e, n, lo, hi);
+		break;
+	case N_CALL:
+		if (nargs == 1 && args[0]->k == N_LIST) {
+			nargs = args[0]->n;
+			args = (const struct node *const *)args[0]->kids;
+		}
+		if (nargs && (!strcmp(n->s, "min") || !strcmp(n->s, "max"))) {
+			int is_min = !strcmp(n->s, "min");
+
+			value_range(e, args[0], lo, hi);
+			for (i = 1; i < nargs; i++) {
+				value_range(e, args[i], &klo, &khi);
+				*lo = is_min ? fmin(*lo, klo) : fmax(*lo, klo);
+				*hi = is_min ? fmin(*hi, khi) : fmax(*hi, khi);
+			}
+		} else if (n->n == 1 && !strcmp(n->s, "abs")) {
+			value_range(e, n->kids[0], &klo, &khi);
+			*lo = klo >= 0 ? klo : khi <= 0 ? -khi : 0;
+			*hi = fmax(fabs(klo), fabs(khi));
+		} else if (n->n == 1 && !strcmp(n->s, "int")) {
+			value_range(e, n->kids[0], &klo, &khi);
+			*lo = floor(klo);
+			*hi = ceil(khi);
+		}
+		break;
+	default:
+		break;
+	}
+	if (isnan(*lo))
+		*lo = -INFINITY;
+	if (isnan(*hi))
+		*hi = INFINITY;
+}
+
+/* The operands of n (a // b, a % b: both; a / b: b) must not be negative. */
+static int check_signs(struct emitter *e, const struct node *n)
+{
+	double lo, hi;
+	size_t i;
+
+	for (i = strcmp(n->op, "/") ? 0 : 1; i < 2; i++) {
+		const struct node *x = n->kids[i];
+		char what[80];
+
+		value_range(e, x, &lo, &hi);
+		if (lo >= 0)
+			continue;
+		if (x->k == N_NAME)
+			snprintf(what, sizeof(what), "'%.60s', which", x->s);
+		else
+			snprintf(what, sizeof(what), "an operand that");
+		return fail_why(&e->err,
+		                "'%s' with %s can be negative (down to %g): Python floors where "
+		                "tuner truncates, and a negative divisor would turn a comparison "
+		                "of fractions round",
+		                n->op, what, lo);
+	}
+	return 0;
+}
+
+/*
  * True division. tuner's expressions are integer ones, so a subexpression
  * with '/' (or a fraction like 0.5) is carried as a fraction, numerator over denominator, exactly,
  * and a comparison of two fractions multiplies out (a/b < c/d as a*d < c*b): the denominators are
- * products of the divisors, positive where every param involved is (the same condition as for //
- * and %, checked once translated).
+ * products of the divisors, positive where no divisor can be negative (check_signs()).
  */
 static int needs_frac(const struct node *n)
 {
@@ -1286,6 +1505,11 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 		return fail_why(&e->err, "'%s' is not supported", op);
 	if (frac_pair(e, n->kids[0], n->kids[1], &a, &b) < 0)
 		return -1;
+	if ((!strcmp(op, "/") || !strcmp(op, "//") || !strcmp(op, "%")) && check_signs(e, n) < 0) {
+		frac_release(&a);
+		frac_release(&b);
+		return -1;
+	}
 	if (!strcmp(op, "+") || !strcmp(op, "-")) {
 		frac_cross(&a, op, &b, &out->num);
 		frac_mul(&out->den, a.den.buf, b.den.buf);
@@ -1297,7 +1521,6 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 		 */
 		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
 
-		e->floor_ops = 1;
 		frac_common(&a, &b, &x, &y);
 		if (!strcmp(op, "/")) {
 			sb_adds(&out->num, x.buf);
@@ -1317,7 +1540,7 @@ static int emit_frac_bin(struct emitter *e, const struct node *n, struct frac *o
 }
 
 /* n as a fraction; a subtree without '/' is its integer expression over 1. */
-static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
+static int emit_frac_node(struct emitter *e, const struct node *n, struct frac *out)
 {
 	struct frac a, b;
 	size_t i;
@@ -1325,9 +1548,13 @@ static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
 	int r = 0;
 
 	if (n->k == N_FLOAT && n->f != floor(n->f)) {
-		/* an exact decimal: 0.75 is 75 / 100 */
+		/*
+		 * an exact decimal: 0.75 is 75 / 100. The digits are those that read back
+		 * as the same double, not those within some distance of it: 1e-8 * 10 is
+		 * within 1e-6 of 0, and 1e-8 is not 0 / 10.
+		 */
 		for (i = 1, p = 10; i <= 9; i++, p *= 10)
-			if (fabs(n->f * p - nearbyint(n->f * p)) < 1e-6) {
+			if (nearbyint(n->f * p) / p == n->f) {
 				sb_addf(&out->num, "%.0f", nearbyint(n->f * p));
 				sb_addf(&out->den, "%.0f", p);
 				return 0;
@@ -1353,6 +1580,7 @@ static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
 		if (frac_pair(e, n->kids[1], n->kids[2], &a, &b) < 0)
 			return -1;
 		sb_adds(&out->num, "(");
+		e->truth = 1;
 		r = emit_int(e, n->kids[0], &out->num);
 		sb_adds(&out->num, " ? ");
 		frac_mul(&out->num, a.num.buf, b.den.buf);
@@ -1425,7 +1653,8 @@ static int emit_in_values(struct emitter *e, const struct node *a, const char *o
 
 		if (k->k == N_STR)
 			k->s = xstrdup(l->s);
-		k->i = (long long)l->num;
+		else if (k->k == N_INT)
+			k->i = (long long)l->num; /* 2**70 does not fit: it stays a float */
 		k->f = l->num;
 		node_add(list, k);
 	}
@@ -1589,8 +1818,6 @@ static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
 		sb_adds(out, ")");
 		return 0;
 	}
-	if (!strcmp(op, "//") || !strcmp(op, "%"))
-		e->floor_ops = 1;
 	sb_adds(out, "(");
 	if (emit_int(e, n->kids[0], out) < 0)
 		return -1;
@@ -1598,15 +1825,45 @@ static int emit_bin(struct emitter *e, const struct node *n, struct strbuf *out)
 	if (emit_int(e, n->kids[1], out) < 0)
 		return -1;
 	sb_adds(out, ")");
+	/* C truncates where Python floors: the same only when no operand is negative */
+	if ((!strcmp(op, "//") || !strcmp(op, "%")) && check_signs(e, n) < 0)
+		return -1;
 	return 0;
 }
 
-/* n as an integer-valued expression of tuner's language (truth values are 1 and 0). */
-static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
+/* Whether n is True or False, whatever its operands: a comparison, a 'not', ... */
+static int is_truth_value(const struct node *n)
 {
 	size_t i;
-	int pi;
 
+	switch (n->k) {
+	case N_CMP:
+	case N_NOT:
+		return 1;
+	case N_INT:
+		return n->i == 0 || n->i == 1;
+	case N_NAME:
+		return !strcmp(n->s, "True") || !strcmp(n->s, "False");
+	case N_AND:
+	case N_OR:
+		for (i = 0; i < n->n; i++)
+			if (!is_truth_value(n->kids[i]))
+				return 0;
+		return 1;
+	case N_IF:
+		return is_truth_value(n->kids[1]) && is_truth_value(n->kids[2]);
+	default:
+		return 0;
+	}
+}
+
+/* n as an integer-valued expression of tuner's language (truth values are 1 and 0). */
+static int emit_int_node(struct emitter *e, const struct node *n, struct strbuf *out)
+{
+	int truth = e->truth, pi;
+	size_t i;
+
+	e->truth = 0;
 	if (n->k != N_FLOAT && needs_frac(n)) {
 		struct frac f;
 		int r;
@@ -1629,9 +1886,12 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		sb_addf(out, "%lld", n->i);
 		return 0;
 	case N_FLOAT:
-		if (n->f != floor(n->f) || fabs(n->f) > 9e15)
+		if (n->f != floor(n->f))
 			return fail_why(
 			    &e->err, "the fraction %g has no place in an integer expression", n->f);
+		if (fabs(n->f) > 9e15)
+			return fail_why(&e->err, "the number %g is too large for tuner's integers",
+			                n->f);
 		sb_addf(out, "%.0f", n->f);
 		return 0;
 	case N_STR:
@@ -1649,13 +1909,13 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 			                "'%s' takes values that are not integers: it can only be "
 			                "compared with constants",
 			                n->s);
-		e->names |= 1ULL << pi;
 		sb_adds(out, n->s);
 		return 0;
 	case N_NEG:
 	case N_POS:
 	case N_NOT:
 		sb_adds(out, n->k == N_NEG ? "(-" : n->k == N_NOT ? "(!" : "(");
+		e->truth = n->k == N_NOT;
 		if (emit_int(e, n->kids[0], out) < 0)
 			return -1;
 		sb_adds(out, ")");
@@ -1688,10 +1948,19 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 	}
 	case N_AND:
 	case N_OR:
+		/* Python's 'a and b' is a or b, not a truth value: the same as && where it is
+		 * tested */
+		if (!truth && !is_truth_value(n))
+			return fail_why(
+			    &e->err,
+			    "'%s' gives one of its operands in Python, not a truth value: "
+			    "its value can only be tested, not used as a number",
+			    n->k == N_AND ? "and" : "or");
 		sb_adds(out, "(");
 		for (i = 0; i < n->n; i++) {
 			if (i)
 				sb_adds(out, n->k == N_AND ? " && " : " || ");
+			e->truth = 1;
 			if (emit_int(e, n->kids[i], out) < 0)
 				return -1;
 		}
@@ -1701,12 +1970,15 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 		return emit_call(e, n, out);
 	case N_IF:
 		sb_adds(out, "(");
+		e->truth = 1;
 		if (emit_int(e, n->kids[0], out) < 0)
 			return -1;
 		sb_adds(out, " ? ");
+		e->truth = truth;
 		if (emit_int(e, n->kids[1], out) < 0)
 			return -1;
 		sb_adds(out, " : ");
+		e->truth = truth;
 		if (emit_int(e, n->kids[2], out) < 0)
 			return -1;
 		sb_adds(out, ")");
@@ -1720,15 +1992,24 @@ static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
 	return fail_why(&e->err, "unsupported expression");
 }
 
+static int emit_int(struct emitter *e, const struct node *n, struct strbuf *out)
+{
+	return emit_int_node(e, n, out) < 0 ? -1 : check_length(e, out->len);
+}
+
+static int emit_frac(struct emitter *e, const struct node *n, struct frac *out)
+{
+	return emit_frac_node(e, n, out) < 0 ? -1 : check_length(e, out->num.len + out->den.len);
+}
+
 char *import_translate(const struct import_landscape *ls, const char *python, char *why,
                        size_t whylen)
 {
-	struct emitter e = {ls, {why, whylen}, 0, 0};
+	struct emitter e = {ls, {why, whylen, 0}, 1};
 	struct strbuf out = STRBUF_INIT;
 	struct expr_err ee;
 	struct expr *check;
 	struct node *n = py_parse(python, why, whylen);
-	size_t i, j;
 
 	if (!n)
 		return NULL;
@@ -1738,18 +2019,6 @@ char *import_translate(const struct import_landscape *ls, const char *python, ch
 		return NULL;
 	}
 	node_free(n);
-	/* C truncates where Python floors: the same only when no operand is negative */
-	for (i = 0; e.floor_ops && i < ls->nparams; i++)
-		for (j = 0; (e.names >> i & 1) && j < ls->params[i].n; j++)
-			if (ls->params[i].values[j] < 0) {
-				snprintf(why, whylen,
-				         "'/', '//' or '%%' with '%s', which can be negative: "
-				         "Python floors where tuner truncates, and a negative "
-				         "divisor would turn a comparison of fractions round",
-				         ls->params[i].name);
-				sb_release(&out);
-				return NULL;
-			}
 	check = expr_parse(out.buf, &ee);
 	if (!check) {
 		snprintf(why, whylen, "the translation '%s' does not parse: %s", out.buf, ee.msg);

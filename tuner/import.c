@@ -121,19 +121,48 @@ static int lit_same(const struct import_lit *a, const struct import_lit *b)
 	return a->is_str == b->is_str && (a->is_str ? !strcmp(a->s, b->s) : a->num == b->num);
 }
 
+/* Numbers (NaN last), then strings: a total order in which equal values lie side by side. */
+static int lit_order(const void *a, const void *b)
+{
+	const struct import_lit *x = *(const struct import_lit *const *)a;
+	const struct import_lit *y = *(const struct import_lit *const *)b;
+
+	if (x->is_str != y->is_str)
+		return x->is_str - y->is_str;
+	if (x->is_str)
+		return strcmp(x->s, y->s);
+	if (isnan(x->num) || isnan(y->num))
+		return !!isnan(x->num) - !!isnan(y->num);
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+/* A value listed twice, found sorted: a T1 may list 10**6 values, too many to compare in pairs. */
+static int has_duplicate(const struct import_lit *vals, size_t n)
+{
+	const struct import_lit **sorted = xcalloc(n, sizeof(*sorted));
+	size_t i;
+	int dup = 0;
+
+	for (i = 0; i < n; i++)
+		sorted[i] = &vals[i];
+	qsort(sorted, n, sizeof(*sorted), lit_order);
+	for (i = 1; i < n && !dup; i++)
+		dup = lit_same(sorted[i - 1], sorted[i]);
+	free(sorted);
+	return dup;
+}
+
 /* The domain from its values: integers as they are, anything else as codes of labels. */
 static int param_init(struct import_param *p, const char *name, const struct import_lit *vals,
                       size_t n, const char *where)
 {
-	size_t i, j;
+	size_t i;
 
 	p->name = xstrdup(name);
 	if (!n)
 		return error("%s: param '%s' has no values", where, name);
-	for (i = 0; i < n; i++)
-		for (j = 0; j < i; j++)
-			if (lit_same(&vals[i], &vals[j]))
-				return error("%s: param '%s' lists a value twice", where, name);
+	if (has_duplicate(vals, n))
+		return error("%s: param '%s' lists a value twice", where, name);
 	p->n = n;
 	p->values = xcalloc(n, sizeof(*p->values));
 	for (i = 0; i < n && lit_is_int(&vals[i]); i++)
@@ -819,6 +848,7 @@ static int passes(const struct import_landscape *ls, struct expr *const *exprs, 
  * break a translated restriction, and the declared points within them that
  * the file never recorded are counted (a replay reports them unmeasured).
  */
+#define COUNT_MAX 10000000 /* points counted, some seconds: a few hundred bytes declare 10**20 */
 static int check_entries(struct import_landscape *ls, const char *path)
 {
 	struct expr **exprs = xcalloc(ls->nrestrictions + 1, sizeof(*exprs));
@@ -855,8 +885,14 @@ static int check_entries(struct import_landscape *ls, const char *path)
 		warning("%s: %zu configurations are recorded more than once: the first result "
 		        "of each stands",
 		        path, dups);
-	for (i = 0; i < ls->nparams; i++)
-		size *= ls->params[i].n;
+	for (i = 0; i < ls->nparams && size <= COUNT_MAX; i++)
+		size = ls->params[i].n > COUNT_MAX ? COUNT_MAX + 1 : size * ls->params[i].n;
+	if (size > COUNT_MAX) {
+		warning("%s: the space has more than %d configurations, too many to count those "
+		        "within the restrictions that have no result",
+		        path, COUNT_MAX);
+		size = 0;
+	}
 	for (idx = 0; idx < size; idx++) {
 		long long v[TUNER_MAX_PARAMS];
 		unsigned long long rest = idx;

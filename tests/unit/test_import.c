@@ -178,7 +178,7 @@ static void test_translate_coded(void **state)
 static void test_translate_refusals(void **state)
 {
 	refuse("a / b", "used as a number");
-	refuse("c / 2 > 0", "can be negative");
+	refuse("2 / c > 0", "'c', which can be negative");
 	refuse("a & 1 == 0", "bitwise");
 	refuse("~a", "bitwise");
 	refuse("d > 1", "unknown name 'd'");
@@ -192,6 +192,31 @@ static void test_translate_refusals(void **state)
 	refuse("a is None", "not supported");
 	refuse("a > ", "unexpected end");
 	refuse("(a > 1", "expected ')'");
+	/* 2**63 is no long long: it was converted all the same (UBSan, found by fuzz-import) */
+	refuse("a not in [2**i for i in range(70)]", "too large for tuner's integers");
+	refuse("a < 1e16", "too large for tuner's integers");
+	/* an operand of // or % or a divisor that is negative through a constant, a sign or a
+	 * difference, not a param: 'b // -15' was C's b / -15 (found by fuzz-import) */
+	refuse("b // -15 == -1", "an operand that can be negative (down to -15)");
+	refuse("-a // 5 == -4", "can be negative");
+	refuse("a % -5 == -4", "can be negative");
+	refuse("a / -3 < -5", "can be negative");
+	refuse("(a - 32) // 5 < 0", "can be negative (down to -16)");
+	/* where none can be, the translation stands: a numerator may be negative */
+	check("c / 2 > 0", "(c > 0)");
+	check("(a - 16) // 5 < 2", "(((a - 16) / 5) < 2)");
+	/* Python's 'and' and 'or' give an operand: && and || only where the value is tested
+	 * ('(a and b) * 2 == 4' was ((a && b) * 2) == 4: fuzz-import's check against Python) */
+	refuse("(a and b) * 2 == 4", "'and' gives one of its operands");
+	refuse("(b or a) > 3", "'or' gives one of its operands");
+	check("a and b", "(a && b)");
+	check("(b if a and b else c) > 0", "(((a && b) ? b : c) > 0)");
+	check("(a > 16 and b < 3) + 1 == 2", "((((a > 16) && (b < 3)) + 1) == 2)");
+	/* a decimal is its own digits: 1e-8 was 0 / 10, as within 1e-6 of it (fuzz-import's check
+	 * against Python, on a hand-written input) */
+	check("a * 1e-8 > 0", "((a * 1) > 0)");
+	check("b * 0.3 > 0.9", "(((b * 3) * 10) > (9 * 10))");
+	refuse("a * 1e-10 > 0", "the fraction 1e-10 is not a short decimal");
 }
 
 /* What Python computes for the i-th expression of test_translate_truediv. */
@@ -317,6 +342,44 @@ static void test_python_values(void **state)
 	no_values("[min([1, 2, 1 / 0])]", "division by zero");
 	no_values("[x for x in [1, 2 // 0]]", "division by zero");
 	no_values("[max(1, 2 % 0)]", "division by zero");
+}
+
+/* Input that would take the translator past the stack, or its memory or time, is an error
+ * (found by hand with the fuzz-import harness: 20000 '-' overflowed the stack under ASan, 8000 '('
+ * too). */
+static void test_translate_limits(void **state)
+{
+	static char src[40000];
+	size_t i;
+
+	memset(src, '-', 20000);
+	strcpy(src + 20000, "a > 0");
+	refuse(src, "nested more than 200 deep");
+	memset(src, '(', 8000);
+	strcpy(src + 8000, "a");
+	memset(src + 8001, ')', 8000);
+	src[16001] = '\0';
+	refuse(src, "nested more than 200 deep");
+	for (i = 0; i < 3000; i++)
+		memcpy(src + 2 * i, "a+", 2);
+	strcpy(src + 6000, "a > 0");
+	refuse(src, "more than 1000 operations deep");
+	no_values(src, "more than 1000 operations deep");
+	/* work that grows as a power of the input: a comprehension that lists nothing took
+	 * 10**10 steps; a translation repeats what '**' and abs() take, and 16 abs() ran out of
+	 * memory (found by hand with the fuzz-import harness) */
+	no_values("[i for i in range(100000) for j in range(100000) if 0]",
+	          "more than 10000000 steps");
+	refuse("((((((a ** 8) ** 8) ** 8) ** 8) ** 8) ** 8) > 0", "longer than 65536 bytes");
+	refuse("abs(abs(abs(abs(abs(abs(abs(abs(abs(abs(abs(abs(b)))))))))))) > 0",
+	       "longer than 65536 bytes");
+	refuse("a in range(1000000)", "longer than 65536 bytes");
+	/* what real files write is far within them */
+	memset(src, '(', 150);
+	strcpy(src + 150, "a");
+	memset(src + 151, ')', 150);
+	strcpy(src + 301, " > 0");
+	check(src, "(a > 0)");
 }
 
 /* --------------------------------------------------------- whole files */
@@ -606,6 +669,73 @@ static void test_read_untimed(void **state)
 	rmdir(dir);
 }
 
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * Large spaces import in time: a T1 may list 10**6 values of a param, which were compared in
+ * pairs (300000 took minutes), and a cache of 20 params of 10 values declares 10**20 points,
+ * whose count wrapped and was walked without end (found by hand with the fuzz-import harness).
+ */
+static void test_read_large(void **state)
+{
+	static const char *const one =
+	    "{\"kernel_name\": \"big\", \"tune_params_keys\": [\"a\"], "
+	    "\"tune_params\": {\"a\": [1]}, \"cache\": {\"1\": {\"a\": 1, \"time\": 1.0}}}";
+	char dir[] = "/tmp/tuner-large-XXXXXX", res[256], spc[256];
+	struct import_landscape ls;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(res, sizeof(res), "%s/big_cache.json", dir);
+	snprintf(spc, sizeof(spc), "%s/big_T1.json", dir);
+	put(res, one);
+	put(spc, "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+	         "{\"Name\": \"a\", \"Values\": \"range(300000)\"}]}}");
+	warned[0] = '\0';
+	set_error_routine(keep_warning);
+	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), 0);
+	capture_start();
+	assert_int_equal(ls.params[0].n, 300000);
+	assert_non_null(strstr(warned, "299999 of the 300000 configurations"));
+	import_release(&ls);
+	/* a value listed twice is still found */
+	put(spc, "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+	         "{\"Name\": \"a\", \"Values\": \"list(range(300000)) + [1.0]\"}]}}");
+	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), -1);
+	assert_non_null(strstr(captured, "param 'a' lists a value twice"));
+	import_release(&ls);
+	/* 10**20 points: not counted, and said */
+	sb_adds(&sb, "{\"kernel_name\": \"big\", \"tune_params_keys\": [");
+	for (i = 0; i < 20; i++)
+		sb_addf(&sb, "%s\"p%zu\"", i ? ", " : "", i);
+	sb_adds(&sb, "], \"tune_params\": {");
+	for (i = 0; i < 20; i++)
+		sb_addf(&sb, "%s\"p%zu\": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]", i ? ", " : "", i);
+	sb_adds(&sb, "}, \"cache\": {\"x\": {");
+	for (i = 0; i < 20; i++)
+		sb_addf(&sb, "\"p%zu\": 1, ", i);
+	sb_adds(&sb, "\"time\": 1.0}}}");
+	put(res, sb.buf);
+	sb_release(&sb);
+	warned[0] = '\0';
+	set_error_routine(keep_warning);
+	assert_int_equal(import_read(res, NULL, "gpu", NULL, &ls), 0);
+	capture_start();
+	assert_non_null(strstr(warned, "the space has more than 10000000 configurations"));
+	import_release(&ls);
+	unlink(res);
+	unlink(spc);
+	rmdir(dir);
+}
+
 /* What the file and the translation disagree on, and what cannot be read, is an error. */
 static void test_read_errors(void **state)
 {
@@ -724,6 +854,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_translate_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_translate_truediv, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_python_values, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_translate_limits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_t4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_hub, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_cache, setup, teardown),
@@ -731,6 +862,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_direction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_old_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_large, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 	};
 
