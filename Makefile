@@ -1,6 +1,7 @@
 # tuner: build, test, install.  `make`, `make test`, `make SANITIZE=address,undefined test`,
-# `make STATIC_DEPS=1`, `make install PREFIX=... DESTDIR=...`, `make style`, `make fuzz`, `make test-gpu`,
-# `make man` (after editing docs/tuner.1.scd).
+# `make STATIC_DEPS=1`, `make install PREFIX=... DESTDIR=...`, `make style`, `make fuzz` (the
+# expression parser), `make fuzz-import` (the importer), `make test-gpu`, `make man` (after editing
+# docs/tuner.1.scd).
 
 CC       ?= cc
 CUDA     ?= /usr/local/cuda
