@@ -384,6 +384,16 @@ static void test_translate_limits(void **state)
 
 /* --------------------------------------------------------- whole files */
 
+/* Write text to path: the files the tests read. */
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 static void test_read_t4(void **state)
 {
 	struct import_landscape ls;
@@ -510,15 +520,13 @@ static void test_read_old_cache(void **state)
 	struct import_landscape ls;
 	char path[] = "/tmp/tuner-old-cache-XXXXXX";
 	int fd = mkstemp(path);
-	FILE *f = fdopen(fd, "w");
 
-	assert_non_null(f);
-	fputs("{\"device_name\": \"Old GPU\", \"kernel_name\": \"old\", "
-	      "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32, 64, 128]}, "
-	      "\"cache\": {\"32\": {\"bs\": 32, \"time\": 1.5}, \"64\": {\"bs\": 64, "
-	      "\"time\": 1e20}, \"128\": {\"bs\": 128, \"time\": 0.75}}}",
-	      f);
-	fclose(f);
+	assert_true(fd >= 0);
+	close(fd);
+	put(path, "{\"device_name\": \"Old GPU\", \"kernel_name\": \"old\", "
+	          "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32, 64, 128]}, "
+	          "\"cache\": {\"32\": {\"bs\": 32, \"time\": 1.5}, \"64\": {\"bs\": 64, "
+	          "\"time\": 1e20}, \"128\": {\"bs\": 128, \"time\": 0.75}}}");
 	assert_int_equal(import_read(path, NULL, NULL, NULL, &ls), 0);
 	assert_int_equal(ls.nentries, 3);
 	assert_int_equal(ls.entries[0].outcome, VARIANT_OK);
@@ -543,11 +551,10 @@ static void test_direction(void **state)
 	struct import_landscape ls;
 	char path[] = "/tmp/tuner-direction-XXXXXX";
 	int fd = mkstemp(path);
-	FILE *f = fdopen(fd, "w");
 
-	assert_non_null(f);
-	fputs(kt, f);
-	fclose(f);
+	assert_true(fd >= 0);
+	close(fd);
+	put(path, kt);
 	assert_int_equal(import_read(path, NULL, NULL, NULL, &ls), 0);
 	assert_false(ls.maximize);
 	assert_true(ls.entries[1].cost == 8);
@@ -565,13 +572,9 @@ static void test_direction(void **state)
 	assert_non_null(strstr(captured, "'higher' or 'lower', not 'up'"));
 	import_release(&ls);
 	/* a time stays a cost */
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{\"device_name\": \"GPU\", \"kernel_name\": \"dir\", "
-	      "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32]}, "
-	      "\"cache\": {\"32\": {\"bs\": 32, \"time\": 1.5}}}",
-	      f);
-	fclose(f);
+	put(path, "{\"device_name\": \"GPU\", \"kernel_name\": \"dir\", "
+	          "\"tune_params_keys\": [\"bs\"], \"tune_params\": {\"bs\": [32]}, "
+	          "\"cache\": {\"32\": {\"bs\": 32, \"time\": 1.5}}}");
 	assert_int_equal(import_read(path, NULL, NULL, NULL, &ls), 0);
 	assert_int_equal(import_set_direction(&ls, "lower"), 0);
 	capture_start();
@@ -615,20 +618,13 @@ static void test_read_untimed(void **state)
 	char dir[] = "/tmp/tuner-untimed-XXXXXX", res[256], spc[256];
 	struct import_landscape ls;
 	size_t k, i, n, u;
-	FILE *f;
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(spc, sizeof(spc), "%s/untimed_T1.json", dir);
-	f = fopen(spc, "w");
-	assert_non_null(f);
-	fputs(t1, f);
-	fclose(f);
+	put(spc, t1);
 	for (k = 0; k < 2; k++) {
 		snprintf(res, sizeof(res), "%s/untimed_gpu_%s.json", dir, k ? "cache" : "T4");
-		f = fopen(res, "w");
-		assert_non_null(f);
-		fputs(files[k], f);
-		fclose(f);
+		put(res, files[k]);
 		warned[0] = '\0';
 		set_error_routine(keep_warning);
 		assert_int_equal(import_read(res, k ? NULL : spc, "gpu", NULL, &ls), 0);
@@ -653,13 +649,9 @@ static void test_read_untimed(void **state)
 	}
 	/* nothing timed at all: refused */
 	snprintf(res, sizeof(res), "%s/untimed_gpu_T4.json", dir);
-	f = fopen(res, "w");
-	assert_non_null(f);
-	fputs("{\"metadata\": {\"timeunit\": \"ms\"}, \"results\": ["
-	      "{\"configuration\": {\"bs\": 64}, \"invalidity\": \"correct\", "
-	      "\"measurements\": [], \"objectives\": [\"time\"]}]}",
-	      f);
-	fclose(f);
+	put(res, "{\"metadata\": {\"timeunit\": \"ms\"}, \"results\": ["
+	         "{\"configuration\": {\"bs\": 64}, \"invalidity\": \"correct\", "
+	         "\"measurements\": [], \"objectives\": [\"time\"]}]}");
 	capture_start();
 	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), -1);
 	assert_non_null(strstr(captured, "no configuration was timed"));
@@ -667,15 +659,6 @@ static void test_read_untimed(void **state)
 	unlink(res);
 	unlink(spc);
 	rmdir(dir);
-}
-
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 /*
@@ -741,7 +724,6 @@ static void test_read_errors(void **state)
 {
 	struct import_landscape ls;
 	char dir[] = "/tmp/tuner-import-XXXXXX", path[256];
-	FILE *f;
 
 	assert_int_equal(import_read(FIX "toy_gpu_T4.json", NULL, NULL, NULL, &ls), -1);
 	assert_non_null(strstr(captured, "needs its T1"));
@@ -749,29 +731,21 @@ static void test_read_errors(void **state)
 	assert_non_null(mkdtemp(dir));
 	/* a restriction that the measured results break */
 	snprintf(path, sizeof(path), "%s/bad_T1.json", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{\"General\": {\"BenchmarkName\": \"toy_kernel\"}, \"ConfigurationSpace\": {"
-	      "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[16, 32, 64, 128]\"},"
-	      "{\"Name\": \"tile\", \"Values\": \"[1, 2, 4]\"},"
-	      "{\"Name\": \"layout\", \"Values\": \"['row', 'col']\"},"
-	      "{\"Name\": \"frac\", \"Values\": [0.5, 1.0, 1.5]}],"
-	      "\"Conditions\": [{\"Expression\": \"bs < 64\"}]}}",
-	      f);
-	fclose(f);
+	put(path, "{\"General\": {\"BenchmarkName\": \"toy_kernel\"}, \"ConfigurationSpace\": {"
+	          "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[16, 32, 64, 128]\"},"
+	          "{\"Name\": \"tile\", \"Values\": \"[1, 2, 4]\"},"
+	          "{\"Name\": \"layout\", \"Values\": \"['row', 'col']\"},"
+	          "{\"Name\": \"frac\", \"Values\": [0.5, 1.0, 1.5]}],"
+	          "\"Conditions\": [{\"Expression\": \"bs < 64\"}]}}");
 	capture_start();
 	assert_int_equal(import_read(FIX "toy_gpu_T4.json", path, "g", NULL, &ls), -1);
 	if (!strstr(captured, "the translation disagrees with the file"))
 		fail_msg("%s", captured);
 	import_release(&ls);
 	/* a restriction that cannot be translated: the file and the restriction are named */
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{\"General\": {\"BenchmarkName\": \"toy_kernel\"}, \"ConfigurationSpace\": {"
-	      "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[16, 32, 64, 128]\"}],"
-	      "\"Conditions\": [{\"Expression\": \"bs & 3 > 1\"}]}}",
-	      f);
-	fclose(f);
+	put(path, "{\"General\": {\"BenchmarkName\": \"toy_kernel\"}, \"ConfigurationSpace\": {"
+	          "\"TuningParameters\": [{\"Name\": \"bs\", \"Values\": \"[16, 32, 64, 128]\"}],"
+	          "\"Conditions\": [{\"Expression\": \"bs & 3 > 1\"}]}}");
 	capture_start();
 	assert_int_equal(import_read(FIX "toy_gpu_T4.json", path, "g", NULL, &ls), -1);
 	assert_non_null(
