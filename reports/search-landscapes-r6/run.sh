@@ -1,16 +1,20 @@
 #!/bin/sh
-# Round 6's simulator runs (reports/search-landscapes.md, "Round 6").
-#   W:  a checkout of main at 239b006 with round6.patch applied (git apply round6.patch)
+# Rounds 6 and 7's simulator runs (reports/search-landscapes.md, "Round 6", "Round 7").
+#   W:  a checkout of main with the round's patch applied: 239b006 with round6.patch, or 722b403
+#       with ../search-landscapes-r7/round7.patch (git apply ...)
 #   LS: a folder holding the five shared landscapes imported by `tuner import`, made there with
 #         for f in ../shared/landscapes/*_T4.json.gz; do n=$(basename "$f" _T4.json.gz)
 #             tuner --db "$n.db" import --t1 ../shared/landscapes/"${n%_*}"_T1.json -o "$n.yaml" "$f"
 #         done
 #       (<name>.yaml, <name>.family.yaml, <name>.db for convolution_milo_{A4000,A6000,MI250X}
 #       and dedispersion_milo_{W6600,W7800})
-# usage: run.sh OUT.txt [SEEDS]   with the variant's switch in the environment, e.g.
-#   X_CELL=1 run.sh cell.txt 80;  X_Y=2 run.sh y2.txt 80;  X_W3=0.2 run.sh w3-0.2.txt 80
+# usage: run.sh OUT.txt [SEEDS]   with the variant's switch in the environment, and the population
+# (POP, default 16) and the strategy (STRAT, default evolve) as settings, e.g.
+#   round 6: X_CELL=1 run.sh cell.txt 80;  X_Y=2 run.sh y2.txt 80;  X_W3=0.2 run.sh w3-0.2.txt 80
+#   round 7: POP=8 run.sh pop8.txt 80;  POP=8 X_DESIGN=16 X_STUCKN=32 run.sh pop8-design16-stuck32.txt 40;
+#            STRAT=evolve1 POP=8 run.sh evolve1-pop8.txt 80
 set -e
-: "${W:?a checkout with round6.patch}" "${LS:?the imported landscapes}"
+: "${W:?a checkout with the round's patch}" "${LS:?the imported landscapes}"
 D=$(cd "$(dirname "$0")" && pwd)
 OUTF=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 BIN=$(mktemp -d "${TMPDIR:-/tmp}/search-sim.XXXXXX")
@@ -21,11 +25,11 @@ cc -O2 -I"$W/include" "$D/sim.c" "$W/build/libtuner.a" -lyaml -lsqlite3 -ljansso
 N=${2:-80}
 cd "$LS"
 {
-	"$BIN/sim" "$W/configs/default.yaml" "$W/tests/fixtures/sweep-h100.db" evolve "$N" 16 0.02 1 |
-	    sed 's|^[^ ]*|flash|'
+	"$BIN/sim" "$W/configs/default.yaml" "$W/tests/fixtures/sweep-h100.db" "${STRAT:-evolve}" "$N" \
+	    "${POP:-16}" 0.02 1 | sed 's|^[^ ]*|flash|'
 	for f in convolution_milo_A4000 convolution_milo_A6000 convolution_milo_MI250X \
 	         dedispersion_milo_W6600 dedispersion_milo_W7800; do
-		"$BIN/sim" "$f.yaml" "$f.db" evolve "$N" 16 0.02 1
+		"$BIN/sim" "$f.yaml" "$f.db" "${STRAT:-evolve}" "$N" "${POP:-16}" 0.02 1
 	done
 } | sed 's/convolution_milo_//;s/dedispersion_milo_//;s/\.yaml//' > "$OUTF"
 python3 "$D/summ.py" "$OUTF"
