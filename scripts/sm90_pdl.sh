@@ -35,7 +35,8 @@ log() { echo "== $*"; }
 # Small shapes: one consumer (OCCUPANCY 1 and 2), the key split (BLOCK_N 64 and 128, STAGES 2
 # and 4, OVERLAP 0 and 1), split-KV across a cluster (SPLITS 2, out of the sidecar's space since
 # batch 4: does PDL hide its cluster launch?), the persistent one; large: the D=64 and D=128
-# winners of batches 4 and 6. CONFIGS in the environment replaces the list.
+# winners of batches 4 and 6. CONFIGS in the environment replaces the list; SANITIZE replaces the
+# sanitize builds' list, and SANITIZE="" builds none.
 CONFIGS=${CONFIGS:-"64 128 2 2 0 0 0 0 1 1 2
 64 128 2 4 0 0 0 0 1 1 2
 64 128 2 2 0 1 0 0 1 1 2
@@ -50,7 +51,7 @@ CONFIGS=${CONFIGS:-"64 128 2 2 0 0 0 0 1 1 2
 64 128 3 4 1 1 3 0 1 1 1
 128 160 2 2 1 1 3 132 1 1 1
 128 128 2 2 1 1 3 132 1 1 1"}
-SANITIZE=${SANITIZE:-"64 128 2 2 0 0 0 0 1 1 2
+SANITIZE=${SANITIZE-"64 128 2 2 0 0 0 0 1 1 2
 64 128 1 2 0 1 0 0 2 2 1
 128 128 2 2 1 1 3 132 1 1 1"}
 
