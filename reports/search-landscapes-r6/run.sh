@@ -13,6 +13,8 @@
 #   round 6: X_CELL=1 run.sh cell.txt 80;  X_Y=2 run.sh y2.txt 80;  X_W3=0.2 run.sh w3-0.2.txt 80
 #   round 7: POP=8 run.sh pop8.txt 80;  POP=8 X_DESIGN=16 X_STUCKN=32 run.sh pop8-design16-stuck32.txt 40;
 #            STRAT=evolve1 POP=8 run.sh evolve1-pop8.txt 80
+#            FIRST=8 run.sh first8.txt 40   (sim.c: the first batch FIRST points, the rest POP;
+#            on main as it is, no patch)
 set -e
 : "${W:?a checkout with the round's patch}" "${LS:?the imported landscapes}"
 D=$(cd "$(dirname "$0")" && pwd)

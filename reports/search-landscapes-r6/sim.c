@@ -42,7 +42,8 @@ int main(int argc, char **argv)
 		int evals = 0, found = 0;
 		for (int gen = 0; !found && evals < 200000; gen++) {
 			double t0 = now_seconds();
-			size_t n = search_propose(s, gen, c, pop, NULL, NULL);
+			size_t want = (gen == 0 && getenv("FIRST")) ? (size_t)atoi(getenv("FIRST")) : (size_t)pop;
+			size_t n = search_propose(s, gen, c, want, NULL, NULL);
 			tprop += now_seconds() - t0; nprop += n;
 			if (!n) break;
 			for (size_t i = 0; i < n; i++) {
