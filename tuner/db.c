@@ -1,4 +1,8 @@
-/* The store (SQLite or PostgreSQL): runs, variants, builds, gates, measurements, elite, jobs. */
+/*
+ * The store (SQLite or PostgreSQL): opening and migrating it, statements and transactions, and
+ * what a run writes (runs, variants, builds, gates, evals, measurements, elite). What the
+ * commands read back is in db-read.c, the job queue in db-queue.c.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -10,19 +14,9 @@
 
 #include <sqlite3.h>
 
-#include "tuner/db-backend.h"
-#include "tuner/db.h"
+#include "tuner/db-impl.h"
 #include "tuner/pq.h"
 
-struct db {
-	struct dbb *b; /* SQLite or PostgreSQL: every query goes through it */
-	sqlite3 *h;    /* SQLite's own handle, for opening and its pragmas; NULL for PostgreSQL */
-	char *path;    /* for messages: the file, or the URL without its password */
-	int in_tx;     /* inside db_begin() */
-	int version; /* the schema version of the file: readers of an older one read what it has */
-};
-
-#define NOW_SQL         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 #define BUSY_TIMEOUT_MS 5000
 
 /* ---------------------------------------------------------------- errors */
@@ -43,7 +37,7 @@ static int sql_check_fl(struct db *db, int rc, const char *file, int line)
 }
 
 /* A backend call's failure (-1): error() with the database, the message and the call site. */
-static int dbb_failed(struct db *db, const char *file, int line)
+int db_failed_at(struct db *db, const char *file, int line)
 {
 	return error("database '%s': %s (%s:%d)", db->path, dbb_errmsg(db->b), file, line);
 }
@@ -61,17 +55,16 @@ const char *db_path(const struct db *db)
  * 'R' long long row id (<= 0 binds NULL), 'd' double (NAN binds NULL).
  * Returns NULL after error().
  */
-#define STMT(db, ...) stmt_fl((db), __FILE__, __LINE__, __VA_ARGS__)
 
-static struct dbb_stmt *stmt_fl(struct db *db, const char *file, int line, const char *sql,
-                                const char *types, ...)
+struct dbb_stmt *db_stmt_at(struct db *db, const char *file, int line, const char *sql,
+                            const char *types, ...)
 {
 	struct dbb_stmt *st = NULL;
 	va_list ap;
 	int i, rc;
 
 	if (dbb_prepare(db->b, sql, &st, NULL) < 0) {
-		dbb_failed(db, file, line);
+		db_failed_at(db, file, line);
 		return NULL;
 	}
 	if ((size_t)dbb_param_count(st) != strlen(types))
@@ -110,7 +103,7 @@ static struct dbb_stmt *stmt_fl(struct db *db, const char *file, int line, const
 	}
 	va_end(ap);
 	if (rc < 0) {
-		dbb_failed(db, file, line);
+		db_failed_at(db, file, line);
 		dbb_finalize(st);
 		return NULL;
 	}
@@ -118,31 +111,29 @@ static struct dbb_stmt *stmt_fl(struct db *db, const char *file, int line, const
 }
 
 /* Step once: DBB_ROW, DBB_DONE, or -1 after error() (the statement is left to the caller). */
-#define STEP(db, st) step_fl((db), (st), __FILE__, __LINE__)
 
-static int step_fl(struct db *db, struct dbb_stmt *st, const char *file, int line)
+int db_step_at(struct db *db, struct dbb_stmt *st, const char *file, int line)
 {
 	int rc = dbb_step(st);
 
-	return rc < 0 ? dbb_failed(db, file, line) : rc;
+	return rc < 0 ? db_failed_at(db, file, line) : rc;
 }
 
 /* Run a statement that returns no rows to completion and finalize it: 0 or -1. */
-#define EXEC(db, st) exec_fl((db), (st), __FILE__, __LINE__)
 
-static int exec_fl(struct db *db, struct dbb_stmt *st, const char *file, int line)
+int db_exec_at(struct db *db, struct dbb_stmt *st, const char *file, int line)
 {
 	int rc;
 
 	if (!st)
 		return -1;
-	rc = step_fl(db, st, file, line);
+	rc = db_step_at(db, st, file, line);
 	dbb_finalize(st);
 	return rc < 0 ? -1 : 0;
 }
 
 /* The id an INSERT ... RETURNING id gave: 0, or -1 after error(). The statement is finalized. */
-static int insert_id(struct db *db, struct dbb_stmt *st, long long *id)
+int db_insert_id(struct db *db, struct dbb_stmt *st, long long *id)
 {
 	int rc;
 
@@ -157,17 +148,17 @@ static int insert_id(struct db *db, struct dbb_stmt *st, long long *id)
 
 /* A constant statement without parameters (BEGIN, PRAGMA ...). */
 #define EXEC_SQL(db, sql)                                                                          \
-	exec_fl((db), stmt_fl((db), __FILE__, __LINE__, (sql), ""), __FILE__, __LINE__)
+	db_exec_at((db), db_stmt_at((db), __FILE__, __LINE__, (sql), ""), __FILE__, __LINE__)
 
 /* Column helpers: owned copies, NULL and NAN for SQL NULL. */
-static char *col_str(struct dbb_stmt *st, int i)
+char *db_col_str(struct dbb_stmt *st, int i)
 {
 	const char *s = dbb_column_text(st, i);
 
 	return s ? xstrdup(s) : NULL;
 }
 
-static double col_real(struct dbb_stmt *st, int i)
+double db_col_real(struct dbb_stmt *st, int i)
 {
 	return dbb_column_null(st, i) ? NAN : dbb_column_double(st, i);
 }
@@ -178,7 +169,7 @@ static const char *nonnull(const char *s)
 }
 
 /* An outcome column; -1 after error() for text this tuner does not know. */
-static int col_outcome(struct db *db, struct dbb_stmt *st, int i)
+int db_col_outcome(struct db *db, struct dbb_stmt *st, int i)
 {
 	const char *s = (const char *)dbb_column_text(st, i);
 	int o = s ? outcome_parse(s) : -1;
@@ -233,12 +224,12 @@ void db_rollback(struct db *db)
  * Several statements that must land together, inside the caller's transaction
  * (as a savepoint) or in one of their own.
  */
-static int group_begin(struct db *db)
+int db_group_begin(struct db *db)
 {
 	return EXEC_SQL(db, db->in_tx ? "SAVEPOINT tuner_group" : BEGIN_SQL(db));
 }
 
-static int group_end(struct db *db, int ok)
+int db_group_end(struct db *db, int ok)
 {
 	if (db->in_tx) {
 		if (ok)
@@ -406,7 +397,7 @@ static int wal_mode(struct db *db)
 		usleep(10 * 1000);
 	}
 	if (rc < 0)
-		dbb_failed(db, __FILE__, __LINE__);
+		db_failed_at(db, __FILE__, __LINE__);
 	if (rc == DBB_ROW && strcmp((const char *)dbb_column_text(st, 0), "wal")) {
 		error("database '%s' cannot use WAL mode (journal mode '%s')", db->path,
 		      (const char *)dbb_column_text(st, 0));
@@ -822,7 +813,7 @@ int db_run_create(struct db *db, const struct run_info *ri, long long *run_id)
 	    (long long)ri->seed, ri->generations, ri->population, ri->shapes, ri->gpu ? 1 : 0,
 	    ri->replay_of);
 
-	return insert_id(db, st, run_id);
+	return db_insert_id(db, st, run_id);
 }
 
 int db_run_set_status(struct db *db, long long run_id, const char *status)
@@ -892,7 +883,7 @@ static long long process_start(long long pid)
  * Containers on several machines may share a host name, and a process of
  * "this host" whose pid is gone counts as dead at once: give each its own.
  */
-static void this_host(char *out, size_t len)
+void db_this_host(char *out, size_t len)
 {
 	const char *env = getenv("TUNER_HOST");
 
@@ -914,7 +905,7 @@ static int run_alive(const char *host, long long pid, long long pid_start, doubl
 	char me[256];
 	long long started;
 
-	this_host(me, sizeof(me));
+	db_this_host(me, sizeof(me));
 	if (host && pid > 0 && !strcmp(host, me)) {
 		if (kill((pid_t)pid, 0) < 0 && errno != EPERM)
 			return 0;
@@ -960,33 +951,33 @@ int db_run_get(struct db *db, long long run_id, struct db_run *r)
 		return -1;
 	}
 	r->id = dbb_column_int64(st, 0);
-	r->started_at = col_str(st, 1);
-	r->finished_at = col_str(st, 2);
-	r->status = col_str(st, 3);
-	r->command = col_str(st, 4);
-	r->config_path = col_str(st, 5);
-	r->config_text = col_str(st, 6);
-	r->template_name = col_str(st, 7);
-	r->template_hash = col_str(st, 8);
-	r->arch = col_str(st, 9);
-	r->device = col_str(st, 10);
-	r->driver = col_str(st, 11);
-	r->nvrtc = col_str(st, 12);
-	r->strategy = col_str(st, 13);
-	r->shapes = col_str(st, 14);
-	r->replay_of = col_str(st, 15);
+	r->started_at = db_col_str(st, 1);
+	r->finished_at = db_col_str(st, 2);
+	r->status = db_col_str(st, 3);
+	r->command = db_col_str(st, 4);
+	r->config_path = db_col_str(st, 5);
+	r->config_text = db_col_str(st, 6);
+	r->template_name = db_col_str(st, 7);
+	r->template_hash = db_col_str(st, 8);
+	r->arch = db_col_str(st, 9);
+	r->device = db_col_str(st, 10);
+	r->driver = db_col_str(st, 11);
+	r->nvrtc = db_col_str(st, 12);
+	r->strategy = db_col_str(st, 13);
+	r->shapes = db_col_str(st, 14);
+	r->replay_of = db_col_str(st, 15);
 	r->seed = (unsigned long long)dbb_column_int64(st, 16);
 	r->generations = dbb_column_int(st, 17);
 	r->population = dbb_column_int(st, 18);
 	r->gpu = dbb_column_int(st, 19);
-	r->age_seconds = col_real(st, 20);
-	span = col_real(st, 21);
-	r->host = col_str(st, 22);
+	r->age_seconds = db_col_real(st, 20);
+	span = db_col_real(st, 21);
+	r->host = db_col_str(st, 22);
 	r->pid = dbb_column_int64(st, 23);
 	pid_start = dbb_column_int64(st, 24);
-	r->heartbeat_at = col_str(st, 25);
-	active = col_real(st, 26);
-	quiet = col_real(st, 27);
+	r->heartbeat_at = db_col_str(st, 25);
+	active = db_col_real(st, 26);
+	quiet = db_col_real(st, 27);
 	dbb_finalize(st);
 
 	if (r->status && !strcmp(r->status, "running")) {
@@ -1082,7 +1073,7 @@ int db_run_begin(struct db *db, long long run_id, double *active_before)
 	struct dbb_stmt *st;
 	int rc;
 
-	this_host(host, sizeof(host));
+	db_this_host(host, sizeof(host));
 	st = STMT(db,
 	          "UPDATE runs SET status = 'running', finished_at = NULL, host = ?2, pid = ?3,"
 	          " pid_start = ?4, heartbeat_at = " NOW_SQL " WHERE id = ?1",
@@ -1177,7 +1168,7 @@ int db_run_outcome_counts(struct db *db, long long run_id, long long counts[OUTC
 	if (!st)
 		return -1;
 	while ((rc = STEP(db, st)) == DBB_ROW) {
-		if ((o = col_outcome(db, st, 0)) < 0) {
+		if ((o = db_col_outcome(db, st, 0)) < 0) {
 			rc = -1;
 			break;
 		}
@@ -1352,13 +1343,13 @@ int db_variant_get(struct db *db, long long variant_id, struct db_variant *v)
 		error("database '%s' has no variant %lld", db->path, variant_id);
 	if (rc == DBB_ROW) {
 		v->id = dbb_column_int64(st, 0);
-		v->hash = col_str(st, 1);
-		v->template_name = col_str(st, 2);
-		v->template_hash = col_str(st, 3);
-		v->arch = col_str(st, 4);
-		v->params = col_str(st, 5);
-		v->options = col_str(st, 6);
-		v->created_at = col_str(st, 7);
+		v->hash = db_col_str(st, 1);
+		v->template_name = db_col_str(st, 2);
+		v->template_hash = db_col_str(st, 3);
+		v->arch = db_col_str(st, 4);
+		v->params = db_col_str(st, 5);
+		v->options = db_col_str(st, 6);
+		v->created_at = db_col_str(st, 7);
 	}
 	dbb_finalize(st);
 	return rc == DBB_ROW ? 0 : -1;
@@ -1459,13 +1450,13 @@ int db_eval_get(struct db *db, long long run_id, long long variant_id, struct db
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == DBB_ROW && (o = col_outcome(db, st, 1)) >= 0) {
+	if (rc == DBB_ROW && (o = db_col_outcome(db, st, 1)) >= 0) {
 		e->generation = dbb_column_int(st, 0);
 		e->outcome = (enum outcome)o;
-		e->reason = col_str(st, 2);
-		e->fitness = col_real(st, 3);
-		e->fitness_lo = col_real(st, 4);
-		e->fitness_hi = col_real(st, 5);
+		e->reason = db_col_str(st, 2);
+		e->fitness = db_col_real(st, 3);
+		e->fitness_lo = db_col_real(st, 4);
+		e->fitness_hi = db_col_real(st, 5);
 	}
 	dbb_finalize(st);
 	if (rc < 0 || o < 0)
@@ -1603,26 +1594,21 @@ int db_measure_conditions(struct db *db, long long measurement_id, struct db_con
 		return -1;
 	rc = STEP(db, st);
 	if (rc == DBB_ROW) {
-		out->gbps = col_real(st, 0);
-		out->sm_mhz = col_real(st, 1);
-		out->temp_c = col_real(st, 2);
-		out->power_w = col_real(st, 3);
-		out->throttle = col_real(st, 4);
-		out->retaken = col_real(st, 5);
+		out->gbps = db_col_real(st, 0);
+		out->sm_mhz = db_col_real(st, 1);
+		out->temp_c = db_col_real(st, 2);
+		out->power_w = db_col_real(st, 3);
+		out->throttle = db_col_real(st, 4);
+		out->retaken = db_col_real(st, 5);
 	}
 	dbb_finalize(st);
 	return rc < 0 ? -1 : 0;
 }
 
-#define MEASURED_COLUMNS                                                                           \
-	"SELECT m.id, m.variant_id, m.run_id, m.shape, m.outcome, m.reason, m.rel_l2, m.max_abs,"  \
-	" m.median_us, m.ci_lo_us, m.ci_hi_us, m.tflops, m.samples, m.device, m.shape_dims"        \
-	" FROM measurements m"
-
 /* The row st stands on, MEASURED_COLUMNS: 0, or -1 after error(). */
-static int measured_row(struct db *db, struct dbb_stmt *st, struct db_measured *out)
+int db_measured_row(struct db *db, struct dbb_stmt *st, struct db_measured *out)
 {
-	int o = col_outcome(db, st, 4);
+	int o = db_col_outcome(db, st, 4);
 
 	memset(out, 0, sizeof(*out));
 	if (o < 0)
@@ -1630,17 +1616,17 @@ static int measured_row(struct db *db, struct dbb_stmt *st, struct db_measured *
 	out->id = dbb_column_int64(st, 0);
 	out->variant_id = dbb_column_int64(st, 1);
 	out->run_id = dbb_column_int64(st, 2);
-	out->shape = col_str(st, 3);
+	out->shape = db_col_str(st, 3);
 	out->outcome = (enum outcome)o;
-	out->reason = col_str(st, 5);
-	out->rel_l2 = col_real(st, 6);
-	out->max_abs = col_real(st, 7);
-	out->median_us = col_real(st, 8);
-	out->ci_lo_us = col_real(st, 9);
-	out->ci_hi_us = col_real(st, 10);
-	out->tflops = col_real(st, 11);
-	out->device = col_str(st, 13);
-	out->shape_dims = col_str(st, 14);
+	out->reason = db_col_str(st, 5);
+	out->rel_l2 = db_col_real(st, 6);
+	out->max_abs = db_col_real(st, 7);
+	out->median_us = db_col_real(st, 8);
+	out->ci_lo_us = db_col_real(st, 9);
+	out->ci_hi_us = db_col_real(st, 10);
+	out->tflops = db_col_real(st, 11);
+	out->device = db_col_str(st, 13);
+	out->shape_dims = db_col_str(st, 14);
 	if (parse_samples((const char *)dbb_column_text(st, 12), &out->samples, &out->nsamples) <
 	    0) {
 		error("database '%s': measurement %lld has malformed samples", db->path, out->id);
@@ -1658,7 +1644,7 @@ static int read_measured(struct db *db, struct dbb_stmt *st, struct db_measured 
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == DBB_ROW && measured_row(db, st, out) < 0)
+	if (rc == DBB_ROW && db_measured_row(db, st, out) < 0)
 		rc = -1;
 	dbb_finalize(st);
 	if (rc < 0)
@@ -1711,10 +1697,10 @@ int db_gate_rejection_params(struct db *db, const struct db_recorded_key *k,
 	if (!st)
 		return -1;
 	rc = STEP(db, st);
-	if (rc == DBB_ROW && (o = col_outcome(db, st, 1)) >= 0) {
-		out->gate = col_str(st, 0);
+	if (rc == DBB_ROW && (o = db_col_outcome(db, st, 1)) >= 0) {
+		out->gate = db_col_str(st, 0);
 		out->outcome = (enum outcome)o;
-		out->reason = col_str(st, 2);
+		out->reason = db_col_str(st, 2);
 	}
 	dbb_finalize(st);
 	if (rc < 0 || o < 0)
@@ -1762,7 +1748,7 @@ int db_elite_store(struct db *db, long long run_id, int generation, const long l
 	int ok;
 
 	/* rank by rank, in order: two servers storing the same elite at once wait, never clash */
-	if (group_begin(db) < 0)
+	if (db_group_begin(db) < 0)
 		return -1;
 	ok = !EXEC(db,
 	           STMT(db, "DELETE FROM elite WHERE run_id = ?1 AND generation = ?2 AND rank > ?3",
@@ -1776,1212 +1762,5 @@ int db_elite_store(struct db *db, long long run_id, int generation, const long l
 		             " fitness = excluded.fitness",
 		             "IiIId", run_id, generation, (long long)i + 1, variant_ids[i],
 		             fitness[i]));
-	return group_end(db, ok);
-}
-
-/* ----------------------------------------------------------- reading out */
-
-/*
- * The functions below read what show, top, export and runs print. Each
- * collects its rows into an array the caller frees with the matching _free().
- * ROWS_LOOP steps st, growing (v, n, alloc) by one element per row, and runs
- * body with `e` pointing at the new, zeroed element.
- */
-#define ROWS_LOOP(db, st, v, n, alloc, rc, body)                                                   \
-	do {                                                                                       \
-		while (((rc) = STEP((db), (st))) == DBB_ROW) {                                     \
-			ALLOC_GROW((v), (n) + 1, (alloc));                                         \
-			e = &(v)[(n)++];                                                           \
-			memset(e, 0, sizeof(*e));                                                  \
-			body                                                                       \
-		}                                                                                  \
-		dbb_finalize(st);                                                                  \
-	} while (0)
-
-int db_variant_builds(struct db *db, long long variant_id, struct db_build_row **out, size_t *n)
-{
-	struct dbb_stmt *st =
-	    STMT(db,
-	         "SELECT spec, sanitize, outcome, regs, spill_stores, spill_loads,"
-	         " static_smem, stack_frame, seconds, cached, cubin_size FROM builds"
-	         " WHERE variant_id = ?1 ORDER BY sanitize, spec, id",
-	         "I", variant_id);
-	struct db_build_row *v = NULL, *e;
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, {
-		e->spec = col_str(st, 0);
-		e->sanitize = dbb_column_int(st, 1);
-		e->outcome = col_str(st, 2);
-		e->regs = dbb_column_int(st, 3);
-		e->spill_stores = dbb_column_int(st, 4);
-		e->spill_loads = dbb_column_int(st, 5);
-		e->static_smem = dbb_column_int(st, 6);
-		e->stack_frame = dbb_column_int(st, 7);
-		e->seconds = dbb_column_double(st, 8);
-		e->cached = dbb_column_int(st, 9);
-		e->cubin_size = dbb_column_int64(st, 10);
-	});
-	*out = v;
-	if (rc == DBB_DONE)
-		return 0;
-	db_build_rows_free(v, *n);
-	*out = NULL;
-	*n = 0;
-	return -1;
-}
-
-void db_build_rows_free(struct db_build_row *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(v[i].spec);
-		free(v[i].outcome);
-	}
-	free(v);
-}
-
-int db_variant_gates(struct db *db, long long variant_id, struct db_gate_row **out, size_t *n)
-{
-	struct dbb_stmt *st = STMT(db,
-	                           "SELECT run_id, gate, shape, outcome, reason FROM gates"
-	                           " WHERE variant_id = ?1 ORDER BY run_id, id",
-	                           "I", variant_id);
-	struct db_gate_row *v = NULL, *e;
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, {
-		e->run_id = dbb_column_int64(st, 0);
-		e->gate = col_str(st, 1);
-		e->shape = col_str(st, 2);
-		e->outcome = col_str(st, 3);
-		e->reason = col_str(st, 4);
-	});
-	*out = v;
-	if (rc == DBB_DONE)
-		return 0;
-	db_gate_rows_free(v, *n);
-	*out = NULL;
-	*n = 0;
-	return -1;
-}
-
-void db_gate_rows_free(struct db_gate_row *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(v[i].gate);
-		free(v[i].shape);
-		free(v[i].outcome);
-		free(v[i].reason);
-	}
-	free(v);
-}
-
-int db_variant_measurements(struct db *db, long long variant_id, struct db_measured **out,
-                            size_t *n)
-{
-	struct dbb_stmt *st =
-	    STMT(db, MEASURED_COLUMNS " WHERE m.variant_id = ?1 ORDER BY m.device, m.id", "I",
-	         variant_id);
-	struct db_measured *v = NULL, *e;
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, {
-		if (measured_row(db, st, e) < 0) {
-			(*n)--;
-			rc = -1;
-			break;
-		}
-	});
-	*out = v;
-	if (rc == DBB_DONE)
-		return 0;
-	db_measured_free(v, *n);
-	*out = NULL;
-	*n = 0;
-	return -1;
-}
-
-void db_measured_free(struct db_measured *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		db_measured_release(&v[i]);
-	free(v);
-}
-
-int db_variant_evals(struct db *db, long long variant_id, struct db_variant_eval **out, size_t *n)
-{
-	/* The elite rank is the one in the run's final elite. */
-	struct dbb_stmt *st = STMT(db,
-	                           "SELECT x.run_id, x.generation, x.outcome, x.reason, x.fitness,"
-	                           " x.fitness_lo, x.fitness_hi, (SELECT e.rank FROM elite e"
-	                           " WHERE e.run_id = x.run_id AND e.variant_id = x.variant_id"
-	                           " AND e.generation = (SELECT max(generation) FROM elite"
-	                           " WHERE run_id = x.run_id)) FROM evals x WHERE x.variant_id = ?1"
-	                           " ORDER BY x.run_id",
-	                           "I", variant_id);
-	struct db_variant_eval *v = NULL, *e;
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, {
-		e->run_id = dbb_column_int64(st, 0);
-		e->generation = dbb_column_int(st, 1);
-		e->outcome = col_str(st, 2);
-		e->reason = col_str(st, 3);
-		e->fitness = col_real(st, 4);
-		e->fitness_lo = col_real(st, 5);
-		e->fitness_hi = col_real(st, 6);
-		e->elite_rank = dbb_column_int(st, 7);
-	});
-	*out = v;
-	if (rc == DBB_DONE)
-		return 0;
-	db_variant_evals_free(v, *n);
-	*out = NULL;
-	*n = 0;
-	return -1;
-}
-
-void db_variant_evals_free(struct db_variant_eval *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(v[i].outcome);
-		free(v[i].reason);
-	}
-	free(v);
-}
-
-int db_run_compile_stats(struct db *db, long long run_id, struct db_compile_stats *out)
-{
-	/*
-	 * Builds are shared by every run in the file and a build is recorded again
-	 * (cached) when a later run reuses it: the run's own are those of the
-	 * variants it evaluated, recorded while it ran.
-	 */
-	struct dbb_stmt *st =
-	    STMT(db,
-	         "SELECT count(DISTINCT CASE WHEN b.outcome = 'ok' THEN b.variant_id END),"
-	         " count(*), coalesce(sum(CASE WHEN b.cached = 0 THEN 1 ELSE 0 END), 0),"
-	         " coalesce(sum(b.cached), 0), coalesce(sum(b.seconds), 0)"
-	         " FROM builds b, runs r WHERE r.id = ?1"
-	         " AND b.variant_id IN (SELECT variant_id FROM evals WHERE run_id = ?1)"
-	         " AND b.created_at >= r.started_at"
-	         " AND (r.finished_at IS NULL OR b.created_at <= r.finished_at)",
-	         "I", run_id);
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW) {
-		out->distinct_ok = dbb_column_int64(st, 0);
-		out->builds = dbb_column_int64(st, 1);
-		out->fresh = (long long)dbb_column_double(st, 2);
-		out->cached = (long long)dbb_column_double(st, 3);
-		out->seconds = dbb_column_double(st, 4);
-	}
-	dbb_finalize(st);
-	return rc == DBB_ROW ? 0 : -1;
-}
-
-/* One integer (or -1 for NULL) from a query over one run. */
-static int run_int(struct db *db, const char *sql, long long run_id, long long *out)
-{
-	struct dbb_stmt *st = STMT(db, sql, "I", run_id);
-	int rc;
-
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW)
-		*out = dbb_column_null(st, 0) ? -1 : dbb_column_int64(st, 0);
-	dbb_finalize(st);
-	return rc == DBB_ROW ? 0 : -1;
-}
-
-int db_run_generations_done(struct db *db, long long run_id, int *n)
-{
-	long long g = -1;
-
-	if (run_int(db,
-	            "SELECT max(g) FROM (SELECT max(generation) AS g FROM population"
-	            " WHERE run_id = ?1 UNION ALL SELECT max(generation) FROM evals"
-	            " WHERE run_id = ?1) AS gens",
-	            run_id, &g) < 0)
-		return -1;
-	*n = (int)(g + 1);
-	return 0;
-}
-
-int db_elite_final(struct db *db, long long run_id, int *generation, long long *count)
-{
-	long long g = -1;
-
-	*count = 0;
-	if (run_int(db, "SELECT max(generation) FROM elite WHERE run_id = ?1", run_id, &g) < 0)
-		return -1;
-	*generation = (int)g;
-	if (g < 0)
-		return 0;
-	return run_int(db,
-	               "SELECT count(*) FROM elite WHERE run_id = ?1 AND generation ="
-	               " (SELECT max(generation) FROM elite WHERE run_id = ?1)",
-	               run_id, count);
-}
-
-int db_run_evals_summary(struct db *db, long long run_id, long long *evaluations, double *best)
-{
-	struct dbb_stmt *st = STMT(db,
-	                           "SELECT count(*), max(CASE WHEN outcome = 'ok' THEN fitness END)"
-	                           " FROM evals WHERE run_id = ?1",
-	                           "I", run_id);
-	int rc;
-
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW) {
-		*evaluations = dbb_column_int64(st, 0);
-		*best = col_real(st, 1);
-	}
-	dbb_finalize(st);
-	return rc == DBB_ROW ? 0 : -1;
-}
-
-static void ranked_row(struct dbb_stmt *st, struct db_ranked *e, int elite)
-{
-	e->variant_id = dbb_column_int64(st, 0);
-	e->hash = col_str(st, 1);
-	e->params = col_str(st, 2);
-	e->fitness = col_real(st, 3);
-	e->fitness_lo = col_real(st, 4);
-	e->fitness_hi = col_real(st, 5);
-	e->elite = elite;
-}
-
-void db_ranked_release(struct db_ranked *r)
-{
-	free(r->hash);
-	free(r->params);
-	memset(r, 0, sizeof(*r));
-}
-
-void db_ranked_free(struct db_ranked *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		db_ranked_release(&v[i]);
-	free(v);
-}
-
-/* The first row of st as a db_ranked: 1, 0 for none, -1 after error(). */
-static int ranked_one(struct db *db, struct dbb_stmt *st, struct db_ranked *out)
-{
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW)
-		ranked_row(st, out, 0);
-	dbb_finalize(st);
-	return rc < 0 ? -1 : rc == DBB_ROW;
-}
-
-int db_run_baseline(struct db *db, long long run_id, struct db_ranked *out)
-{
-	return ranked_one(db,
-	                  STMT(db,
-	                       "SELECT p.variant_id, v.hash, v.params, NULL, NULL, NULL"
-	                       " FROM population p JOIN variants v ON v.id = p.variant_id"
-	                       " WHERE p.run_id = ?1 AND p.origin = 'baseline'"
-	                       " ORDER BY p.generation LIMIT 1",
-	                       "I", run_id),
-	                  out);
-}
-
-int db_best_on_shape(struct db *db, long long run_id, const char *device, const char *shape_dims,
-                     struct db_ranked *out)
-{
-	/* Correct: the variant passed every gate of the run, and this shape's check. */
-	return ranked_one(db,
-	                  STMT(db,
-	                       "SELECT m.variant_id, v.hash, v.params, NULL, NULL, NULL"
-	                       " FROM measurements m"
-	                       " JOIN evals x ON x.variant_id = m.variant_id AND x.run_id = ?1"
-	                       " JOIN variants v ON v.id = m.variant_id"
-	                       " WHERE x.outcome = 'ok' AND m.outcome = 'ok'"
-	                       " AND m.median_us IS NOT NULL AND m.device = ?2"
-	                       " AND m.shape_dims = ?3 ORDER BY m.median_us, m.variant_id LIMIT 1",
-	                       "Itt", run_id, device, shape_dims),
-	                  out);
-}
-
-#define FINAL_ELITE_GENERATION "(SELECT max(generation) FROM elite WHERE run_id = ?1)"
-
-int db_run_ranked(struct db *db, long long run_id, size_t k, struct db_ranked **out, size_t *n)
-{
-	struct dbb_stmt *st;
-	struct db_ranked *v = NULL, *e;
-	size_t alloc = 0;
-	int rc = DBB_DONE, pass;
-
-	*out = NULL;
-	*n = 0;
-	/* The final elite, best first (the evals row has the fitness interval); then the run's
-	 * other correct, timed variants by fitness. */
-	for (pass = 0; pass < 2 && *n < k && rc == DBB_DONE; pass++) {
-		st =
-		    pass == 0
-			? STMT(db,
-		               "SELECT e.variant_id, v.hash, v.params,"
-		               " coalesce(x.fitness, e.fitness), x.fitness_lo, x.fitness_hi"
-		               " FROM elite e JOIN variants v ON v.id = e.variant_id"
-		               " LEFT JOIN evals x ON x.run_id = e.run_id"
-		               " AND x.variant_id = e.variant_id"
-		               " WHERE e.run_id = ?1 AND e.generation = " FINAL_ELITE_GENERATION
-		               " ORDER BY e.rank LIMIT ?2",
-		               "II", run_id, (long long)(k - *n))
-			: STMT(db,
-		               "SELECT x.variant_id, v.hash, v.params, x.fitness, x.fitness_lo,"
-		               " x.fitness_hi FROM evals x JOIN variants v ON v.id = x.variant_id"
-		               " WHERE x.run_id = ?1 AND x.outcome = 'ok' AND x.fitness IS NOT NULL"
-		               " AND x.variant_id NOT IN (SELECT variant_id FROM elite"
-		               " WHERE run_id = ?1 AND generation = " FINAL_ELITE_GENERATION ")"
-		               " ORDER BY x.fitness DESC, x.variant_id LIMIT ?2",
-		               "II", run_id, (long long)(k - *n));
-		if (!st) {
-			rc = -1;
-			break;
-		}
-		ROWS_LOOP(db, st, v, *n, alloc, rc, { ranked_row(st, e, pass == 0); });
-	}
-	*out = v;
-	if (rc == DBB_DONE)
-		return 0;
-	db_ranked_free(v, *n);
-	*out = NULL;
-	*n = 0;
-	return -1;
-}
-
-int db_run_evals(struct db *db, long long run_id, struct db_run_eval **out, size_t *n)
-{
-	struct dbb_stmt *st = STMT(db,
-	                           "SELECT x.variant_id, v.params, x.outcome, x.reason, x.fitness,"
-	                           " x.fitness_lo, x.fitness_hi, x.created_at, x.generation"
-	                           " FROM evals x JOIN variants v ON v.id = x.variant_id"
-	                           " WHERE x.run_id = ?1 ORDER BY x.generation, x.created_at,"
-	                           " x.variant_id",
-	                           "I", run_id);
-	struct db_run_eval *v = NULL, *e;
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, {
-		int o = col_outcome(db, st, 2);
-
-		if (o < 0) {
-			(*n)--;
-			rc = -1;
-			break;
-		}
-		e->variant_id = dbb_column_int64(st, 0);
-		e->params = col_str(st, 1);
-		e->outcome = (enum outcome)o;
-		e->reason = col_str(st, 3);
-		e->fitness = col_real(st, 4);
-		e->fitness_lo = col_real(st, 5);
-		e->fitness_hi = col_real(st, 6);
-		e->created_at = col_str(st, 7);
-		e->generation = dbb_column_int(st, 8);
-	});
-	*out = v;
-	if (rc == DBB_DONE)
-		return 0;
-	db_run_evals_free(v, *n);
-	*out = NULL;
-	*n = 0;
-	return -1;
-}
-
-void db_run_evals_free(struct db_run_eval *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(v[i].params);
-		free(v[i].reason);
-		free(v[i].created_at);
-	}
-	free(v);
-}
-
-int db_run_ids(struct db *db, long long **ids, size_t *n)
-{
-	struct dbb_stmt *st = STMT(db, "SELECT id FROM runs ORDER BY id", "");
-	size_t alloc = 0;
-	long long *v = NULL, *e;
-	int rc;
-
-	*ids = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, { *e = dbb_column_int64(st, 0); });
-	*ids = v;
-	if (rc == DBB_DONE)
-		return 0;
-	free(v);
-	*ids = NULL;
-	*n = 0;
-	return -1;
-}
-
-int db_run_build_keys(struct db *db, long long run_id, char ***keys, size_t *n)
-{
-	/* The builds this run recorded (fresh or from the cache) while it ran. */
-	struct dbb_stmt *st = STMT(db,
-	                           "SELECT b.key FROM builds b, runs r WHERE r.id = ?1"
-	                           " AND b.created_at >= r.started_at"
-	                           " AND b.variant_id IN (SELECT variant_id FROM evals"
-	                           " WHERE run_id = ?1) ORDER BY b.id",
-	                           "I", run_id);
-	size_t alloc = 0, i;
-	char **v = NULL, **e;
-	int rc;
-
-	*keys = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	ROWS_LOOP(db, st, v, *n, alloc, rc, { *e = col_str(st, 0); });
-	*keys = v;
-	if (rc == DBB_DONE)
-		return 0;
-	for (i = 0; i < *n; i++)
-		free(v[i]);
-	free(v);
-	*keys = NULL;
-	*n = 0;
-	return -1;
-}
-
-/* ---------------------------------------------------------------- queries */
-
-int db_exec_callback(struct db *db, const char *sql, db_row_fn fn, void *ctx, ...)
-{
-	struct dbb_stmt *st = NULL;
-	const char *tail, *p;
-	const char **values = NULL, **names = NULL;
-	va_list ap;
-	int i, n = 0, rc, stop = 0;
-
-	if (dbb_prepare(db->b, sql, &st, &tail) < 0)
-		return dbb_failed(db, __FILE__, __LINE__);
-	if (tail[strspn(tail, " \t\n;")])
-		BUG("db_exec_callback runs one statement: '%s'", sql);
-	if (!dbb_readonly(st))
-		BUG("db_exec_callback runs queries only: '%s'", sql);
-	va_start(ap, ctx);
-	/* untyped: PostgreSQL takes each as the type its place in the query asks for */
-	for (i = 1, rc = 0; rc == 0 && (p = va_arg(ap, const char *)); i++)
-		rc = dbb_bind_text(st, i, p, DBB_ANY);
-	va_end(ap);
-	if (rc < 0) {
-		dbb_failed(db, __FILE__, __LINE__);
-		dbb_finalize(st);
-		return -1;
-	}
-	while (!stop && (rc = STEP(db, st)) == DBB_ROW) {
-		if (!names) { /* PostgreSQL knows the columns once the query ran */
-			n = dbb_column_count(st);
-			values = xcalloc((size_t)n + 1, sizeof(*values));
-			names = xcalloc((size_t)n + 1, sizeof(*names));
-			for (i = 0; i < n; i++)
-				names[i] = dbb_column_name(st, i);
-		}
-		for (i = 0; i < n; i++)
-			values[i] = (const char *)dbb_column_text(st, i);
-		stop = fn(ctx, n, values, names);
-	}
-	dbb_finalize(st);
-	free(values);
-	free(names);
-	if (stop)
-		return stop < 0 ? -1 : 0;
-	return rc == DBB_DONE ? 0 : -1;
-}
-
-/* ========================================================= report queries */
-/* What `tuner report` reads (tuner/report.c); kept apart so it merges as one block. */
-
-int db_run_eval_points(struct db *db, long long run_id, struct db_eval_point **out, size_t *n)
-{
-	struct dbb_stmt *st =
-	    STMT(db,
-	         "SELECT x.variant_id, x.generation, x.outcome, x.fitness,"
-	         " (julianday(x.created_at) - julianday(r.started_at)) * 86400.0"
-	         " FROM evals x JOIN runs r ON r.id = x.run_id WHERE x.run_id = ?1"
-	         " ORDER BY x.generation, x.created_at, x.variant_id",
-	         "I", run_id);
-	size_t alloc = 0;
-	int rc, o = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	while ((rc = STEP(db, st)) == DBB_ROW && (o = col_outcome(db, st, 2)) >= 0) {
-		struct db_eval_point *p;
-
-		ALLOC_GROW(*out, *n + 1, alloc);
-		p = &(*out)[(*n)++];
-		p->variant_id = dbb_column_int64(st, 0);
-		p->generation = dbb_column_int(st, 1);
-		p->outcome = (enum outcome)o;
-		p->fitness = col_real(st, 3);
-		p->seconds = col_real(st, 4);
-	}
-	dbb_finalize(st);
-	if (rc == DBB_DONE)
-		return 0;
-	free(*out);
-	*out = NULL;
-	*n = 0;
-	return -1;
-}
-
-int db_run_find_like(struct db *db, const struct db_run *like, const char *strategy, int done_only,
-                     long long *run_id)
-{
-	struct dbb_stmt *st =
-	    STMT(db,
-	         "SELECT id FROM runs WHERE strategy = ?1 AND template_hash = ?2 AND arch = ?3"
-	         " AND device = ?4 AND shapes = ?5 AND id != ?6 AND (?7 = 0 OR status = 'done')"
-	         " AND (gpu = 1 OR replay_of IS NOT NULL) ORDER BY id DESC LIMIT 1",
-	         "tttttIi", strategy, like->template_hash, like->arch, like->device, like->shapes,
-	         like->id, done_only ? 1 : 0);
-	int rc;
-
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW)
-		*run_id = dbb_column_int64(st, 0);
-	dbb_finalize(st);
-	return rc < 0 ? -1 : rc == DBB_ROW;
-}
-
-/* ============================================================ the job queue */
-/* Servers, jobs and claims (tuner serve, submit, jobs, cancel, wait); kept apart to merge as one.
- */
-
-/* A server is alive while it has not stopped and its heartbeat is younger than its ttl. */
-#define SERVER_ALIVE(s)                                                                            \
-	"(" s ".stopped_at IS NULL AND (julianday('now') - julianday(" s ".heartbeat_at))"         \
-	" * 86400.0 <= " s ".ttl)"
-
-/*
- * The queue's SELECT on PostgreSQL locks the rows it picks and skips those
- * another claimer holds (FOR UPDATE SKIP LOCKED), so that claimers never wait
- * on each other; SQLite's UPDATE runs under its one write lock, alone. sql has
- * one {skip} where the clause goes, for table alias. Caller frees.
- */
-static char *skip_locked(const struct db *db, const char *sql, const char *alias)
-{
-	char *clause = db->h ? xstrdup("") : xasprintf(" FOR UPDATE OF %s SKIP LOCKED", alias);
-	struct strbuf sb = STRBUF_INIT;
-	const char *at = strstr(sql, "{skip}");
-
-	if (at) {
-		sb_add(&sb, sql, (size_t)(at - sql));
-		sb_adds(&sb, clause);
-		sb_adds(&sb, at + strlen("{skip}"));
-	} else {
-		BUG("no place for SKIP LOCKED in '%s'", sql);
-	}
-	free(clause);
-	return sb_detach(&sb);
-}
-
-int db_server_register(struct db *db, const struct db_server_info *si, long long *server_id)
-{
-	char host[256];
-	struct dbb_stmt *st;
-	int rc;
-
-	this_host(host, sizeof(host));
-	st = STMT(db,
-	          "INSERT INTO servers (host, pid, ttl, gpus, device, roots)"
-	          " VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-	          "tIdttt", host, (long long)getpid(), si->ttl, si->gpus, si->device, si->roots);
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW)
-		*server_id = dbb_column_int64(st, 0);
-	dbb_finalize(st);
-	return rc == DBB_ROW ? 0 : -1;
-}
-
-int db_server_heartbeat(struct db *db, long long server_id)
-{
-	return EXEC(db, STMT(db,
-	                     "UPDATE servers SET heartbeat_at = " NOW_SQL ", stopped_at = NULL"
-	                     " WHERE id = ?1",
-	                     "I", server_id));
-}
-
-/* Inside the caller's transaction: a server's claims return, its running jobs are interrupted. */
-static int stop_server(struct db *db, long long server_id)
-{
-	if (EXEC(db, STMT(db,
-	                  "UPDATE servers SET stopped_at = coalesce(stopped_at, " NOW_SQL ")"
-	                  " WHERE id = ?1",
-	                  "I", server_id)) < 0)
-		return -1;
-	if (EXEC(db, STMT(db,
-	                  "UPDATE claims SET server_id = NULL, gpu = NULL, claimed_at = NULL"
-	                  " WHERE server_id = ?1 AND done = 0",
-	                  "I", server_id)) < 0)
-		return -1;
-	return EXEC(db, STMT(db,
-	                     "UPDATE jobs SET status = 'interrupted' WHERE server_id = ?1"
-	                     " AND status = 'running'",
-	                     "I", server_id));
-}
-
-int db_server_stop(struct db *db, long long server_id)
-{
-	if (group_begin(db) < 0)
-		return -1;
-	return group_end(db, stop_server(db, server_id) == 0);
-}
-
-/* Whether a server recorded on this host is still there (pid reuse aside: ttl covers it). */
-static int local_pid_gone(const char *host, long long pid)
-{
-	char me[256];
-
-	this_host(me, sizeof(me));
-	return host && !strcmp(host, me) && pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
-}
-
-int db_servers_reap(struct db *db, long long *reaped)
-{
-	struct dbb_stmt *st = STMT(
-	    db,
-	    "SELECT id, host, pid, " SERVER_ALIVE("s") " FROM servers s"
-						       " WHERE s.stopped_at IS NULL ORDER BY id",
-	    "");
-	long long *ids = NULL;
-	size_t n = 0, alloc = 0, i;
-	int rc, ok;
-
-	*reaped = 0;
-	if (!st)
-		return -1;
-	while ((rc = STEP(db, st)) == DBB_ROW) {
-		if (dbb_column_int(st, 3) &&
-		    !local_pid_gone((const char *)dbb_column_text(st, 1), dbb_column_int64(st, 2)))
-			continue;
-		ALLOC_GROW(ids, n + 1, alloc);
-		ids[n++] = dbb_column_int64(st, 0);
-	}
-	dbb_finalize(st);
-	if (rc != DBB_DONE) {
-		free(ids);
-		return -1;
-	}
-	if (group_begin(db) < 0) {
-		free(ids);
-		return -1;
-	}
-	for (i = 0, ok = 1; ok && i < n; i++)
-		ok = !stop_server(db, ids[i]);
-	/* a cancel asked of a job whose owner then died: nobody is left to act on it */
-	ok = ok && !EXEC(db, STMT(db,
-	                          "UPDATE jobs SET status = 'cancelled', finished_at = " NOW_SQL
-	                          ", message = coalesce(message, 'cancelled')"
-	                          " WHERE cancel = 1 AND status IN ('queued', 'interrupted')",
-	                          ""));
-	free(ids);
-	if (group_end(db, ok) < 0)
-		return -1;
-	*reaped = (long long)n;
-	return 0;
-}
-
-int db_server_list(struct db *db, int live_only, struct db_server **out, size_t *n)
-{
-	struct dbb_stmt *st = STMT(db,
-	                           "SELECT id, pid, host, gpus, device, roots, started_at,"
-	                           " (julianday('now') - julianday(heartbeat_at)) * 86400.0,"
-	                           " " SERVER_ALIVE("s") " FROM servers s ORDER BY id",
-	                           "");
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	while ((rc = STEP(db, st)) == DBB_ROW) {
-		struct db_server sv;
-
-		memset(&sv, 0, sizeof(sv));
-		sv.id = dbb_column_int64(st, 0);
-		sv.pid = dbb_column_int64(st, 1);
-		sv.host = col_str(st, 2);
-		sv.alive = dbb_column_int(st, 8) && !local_pid_gone(sv.host, sv.pid);
-		if (live_only && !sv.alive) {
-			free(sv.host);
-			continue;
-		}
-		sv.gpus = col_str(st, 3);
-		sv.device = col_str(st, 4);
-		sv.roots = col_str(st, 5);
-		sv.started_at = col_str(st, 6);
-		sv.quiet = col_real(st, 7);
-		ALLOC_GROW(*out, *n + 1, alloc);
-		(*out)[(*n)++] = sv;
-	}
-	dbb_finalize(st);
-	if (rc == DBB_DONE)
-		return 0;
-	while (*n)
-		db_server_release(&(*out)[--(*n)]);
-	free(*out);
-	*out = NULL;
-	return -1;
-}
-
-void db_server_release(struct db_server *s)
-{
-	free(s->host);
-	free(s->gpus);
-	free(s->device);
-	free(s->roots);
-	free(s->started_at);
-	memset(s, 0, sizeof(*s));
-}
-
-int db_job_submit(struct db *db, const struct db_job_info *ji, long long *job_id)
-{
-	struct dbb_stmt *st =
-	    STMT(db,
-	         "INSERT INTO jobs (submitted_by, priority, config_path, config_text,"
-	         " options, gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-	         "tIttti", ji->submitted_by, (long long)ji->priority, ji->config_path,
-	         ji->config_text, ji->options, ji->gpu ? 1 : 0);
-	int rc;
-
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW)
-		*job_id = dbb_column_int64(st, 0);
-	dbb_finalize(st);
-	return rc == DBB_ROW ? 0 : -1;
-}
-
-#define JOB_COLUMNS                                                                                \
-	"SELECT j.id, j.run_id, j.server_id, j.priority, j.gpu, j.cancel, j.status,"               \
-	" j.submitted_at, j.submitted_by, j.config_path, j.config_text, j.options, j.started_at,"  \
-	" j.finished_at, j.message, s.host, s.pid, " SERVER_ALIVE(                                 \
-	    "s") ", (julianday(coalesce(j.finished_at, 'now')) - julianday(j.started_at)) * 86400" \
-		 " FROM jobs j LEFT JOIN servers s ON s.id = j.server_id"
-
-static void read_job(struct dbb_stmt *st, struct db_job *j)
-{
-	memset(j, 0, sizeof(*j));
-	j->id = dbb_column_int64(st, 0);
-	j->run_id = dbb_column_int64(st, 1);
-	j->server_id = dbb_column_int64(st, 2);
-	j->priority = dbb_column_int(st, 3);
-	j->gpu = dbb_column_int(st, 4);
-	j->cancel = dbb_column_int(st, 5);
-	j->status = col_str(st, 6);
-	j->submitted_at = col_str(st, 7);
-	j->submitted_by = col_str(st, 8);
-	j->config_path = col_str(st, 9);
-	j->config_text = col_str(st, 10);
-	j->options = col_str(st, 11);
-	j->started_at = col_str(st, 12);
-	j->finished_at = col_str(st, 13);
-	j->message = col_str(st, 14);
-	j->host = col_str(st, 15);
-	j->elapsed = dbb_column_null(st, 18) ? 0 : dbb_column_double(st, 18);
-	j->owner_alive = j->server_id > 0 && dbb_column_int(st, 17) &&
-	                 !local_pid_gone(j->host, dbb_column_int64(st, 16));
-	if (!strcmp(j->status, "running") && !j->owner_alive) {
-		/* derived when read; db_servers_reap() stores it */
-		free(j->status);
-		j->status = xstrdup("interrupted");
-	}
-}
-
-int db_job_get(struct db *db, long long job_id, struct db_job *out)
-{
-	struct dbb_stmt *st = STMT(db, JOB_COLUMNS " WHERE j.id = ?1", "I", job_id);
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW)
-		read_job(st, out);
-	else if (rc == DBB_DONE)
-		error("database '%s' has no job %lld", db->path, job_id);
-	dbb_finalize(st);
-	return rc == DBB_ROW ? 0 : -1;
-}
-
-void db_job_release(struct db_job *j)
-{
-	char **s[] = {&j->status,      &j->submitted_at, &j->submitted_by, &j->config_path,
-	              &j->config_text, &j->options,      &j->started_at,   &j->finished_at,
-	              &j->message,     &j->host};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(s); i++)
-		free(*s[i]);
-	memset(j, 0, sizeof(*j));
-}
-
-int db_job_list(struct db *db, int active, struct db_job **out, size_t *n)
-{
-	struct dbb_stmt *st = STMT(db,
-	                           JOB_COLUMNS " WHERE ?1 = 0 OR j.status IN ('queued', 'running',"
-	                                       " 'interrupted') ORDER BY j.id",
-	                           "i", active ? 1 : 0);
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	while ((rc = STEP(db, st)) == DBB_ROW) {
-		ALLOC_GROW(*out, *n + 1, alloc);
-		read_job(st, &(*out)[(*n)++]);
-	}
-	dbb_finalize(st);
-	if (rc == DBB_DONE)
-		return 0;
-	while (*n)
-		db_job_release(&(*out)[--(*n)]);
-	free(*out);
-	*out = NULL;
-	return -1;
-}
-
-int db_job_progress(struct db *db, const struct db_job *j, struct db_job_progress *p)
-{
-	struct strbuf sb = STRBUF_INIT;
-	struct dbb_stmt *st;
-	int rc;
-
-	memset(p, 0, sizeof(*p));
-	p->best = NAN;
-	if (j->run_id <= 0)
-		return 0;
-	st =
-	    STMT(db,
-	         "SELECT r.generations, r.device,"
-	         " (SELECT count(*) FROM evals x WHERE x.run_id = r.id),"
-	         " (SELECT max(x.fitness) FROM evals x WHERE x.run_id = r.id AND x.outcome = 'ok'),"
-	         " (SELECT count(DISTINCT p.generation) FROM population p WHERE p.run_id = r.id)"
-	         " FROM runs r WHERE r.id = ?1",
-	         "I", j->run_id);
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW) {
-		p->generations = dbb_column_int(st, 0);
-		p->device = col_str(st, 1);
-		p->evaluated = dbb_column_int64(st, 2);
-		p->best = col_real(st, 3);
-		p->generation = dbb_column_int(st, 4);
-	}
-	dbb_finalize(st);
-	if (rc != DBB_ROW)
-		return rc == DBB_DONE ? 0 : -1;
-	/* where its candidates are being evaluated now */
-	st = STMT(
-	    db,
-	    "SELECT DISTINCT s.host, c.gpu FROM claims c JOIN servers s ON s.id = c.server_id"
-	    " WHERE c.run_id = ?1 AND c.done = 0 AND " SERVER_ALIVE("s") " AND c.gpu >= 0"
-									 " ORDER BY s.host, c.gpu",
-	    "I", j->run_id);
-	if (!st)
-		return -1;
-	while ((rc = STEP(db, st)) == DBB_ROW)
-		sb_addf(&sb, "%s%s:%d", sb.len ? "," : "", dbb_column_text(st, 0),
-		        dbb_column_int(st, 1));
-	dbb_finalize(st);
-	p->gpus = sb_detach(&sb);
-	return rc == DBB_DONE ? 0 : -1;
-}
-
-void db_job_progress_release(struct db_job_progress *p)
-{
-	free(p->gpus);
-	free(p->device);
-	memset(p, 0, sizeof(*p));
-}
-
-int db_job_take(struct db *db, long long job_id, long long server_id)
-{
-	char *sql =
-	    skip_locked(db,
-	                "UPDATE jobs SET status = 'running', server_id = ?2,"
-	                " started_at = coalesce(started_at, " NOW_SQL ") WHERE id = (SELECT j.id"
-	                " FROM jobs j LEFT JOIN servers s ON s.id = j.server_id WHERE j.id = ?1"
-	                " AND j.cancel = 0 AND (j.status IN ('queued', 'interrupted')"
-	                " OR (j.status = 'running' AND (j.server_id IS NULL OR NOT " SERVER_ALIVE(
-			    "s") ")))"
-	                         "{skip})",
-	                "j");
-	int rc = EXEC(db, STMT(db, sql, "II", job_id, server_id));
-
-	free(sql);
-	if (rc < 0)
-		return -1;
-	return dbb_changes(db->b) > 0;
-}
-
-int db_job_set_run(struct db *db, long long job_id, long long run_id)
-{
-	return EXEC(db,
-	            STMT(db, "UPDATE jobs SET run_id = ?2 WHERE id = ?1", "II", job_id, run_id));
-}
-
-int db_job_finish(struct db *db, long long job_id, const char *status, const char *message)
-{
-	if (EXEC(db, STMT(db,
-	                  "UPDATE jobs SET status = ?2, message = ?3, finished_at = " NOW_SQL
-	                  " WHERE id = ?1 AND status NOT IN ('done', 'failed', 'cancelled')",
-	                  "Itt", job_id, status, message)) < 0)
-		return -1;
-	return dbb_changes(db->b) > 0;
-}
-
-int db_job_cancel(struct db *db, long long job_id, int *now)
-{
-	struct db_job j;
-	int ok;
-
-	*now = 0;
-	if (group_begin(db) < 0)
-		return -1;
-	if (db_job_get(db, job_id, &j) < 0)
-		return group_end(db, 0);
-	if (!strcmp(j.status, "done") || !strcmp(j.status, "failed") ||
-	    !strcmp(j.status, "cancelled")) {
-		error("job %lld is %s already", job_id, j.status);
-		db_job_release(&j);
-		return group_end(db, 0);
-	}
-	if (!strcmp(j.status, "running")) {
-		ok = !EXEC(db, STMT(db, "UPDATE jobs SET cancel = 1 WHERE id = ?1", "I", job_id));
-	} else {
-		/* nobody runs it: cancelled now (a server taking it meanwhile sees cancel) */
-		ok = !EXEC(db,
-		           STMT(db,
-		                "UPDATE jobs SET cancel = 1, status = 'cancelled',"
-		                " message = 'cancelled', finished_at = " NOW_SQL " WHERE id = ?1",
-		                "I", job_id));
-		*now = 1;
-	}
-	db_job_release(&j);
-	return group_end(db, ok);
-}
-
-int db_claims_offer(struct db *db, long long run_id, int generation, int first_seq,
-                    const char *const *hashes, size_t n)
-{
-	size_t i;
-	int ok = 1;
-
-	if (group_begin(db) < 0)
-		return -1;
-	for (i = 0; ok && i < n; i++)
-		ok = !EXEC(db, STMT(db,
-		                    "INSERT INTO claims (run_id, generation, seq, variant_hash)"
-		                    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
-		                    "Iiit", run_id, generation, first_seq + (int)i, hashes[i]));
-	return group_end(db, ok);
-}
-
-static int int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-int db_claims_take(struct db *db, long long run_id, int generation, long long server_id, int gpu,
-                   size_t max, int *seqs, size_t *n)
-{
-	char *sql = skip_locked(
-	    db,
-	    "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
-	    " WHERE (run_id, generation, seq) IN (SELECT c.run_id, c.generation, c.seq"
-	    " FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.done = 0"
-	    " AND (c.server_id IS NULL OR NOT " SERVER_ALIVE("s") ") ORDER BY c.seq"
-								  " LIMIT ?5{skip}) RETURNING seq",
-	    "c");
-	struct dbb_stmt *st =
-	    STMT(db, sql, "IiIiI", server_id, gpu, run_id, generation, (long long)max);
-	int rc;
-
-	free(sql);
-	*n = 0;
-	if (!st)
-		return -1;
-	while ((rc = STEP(db, st)) == DBB_ROW && *n < max)
-		seqs[(*n)++] = dbb_column_int(st, 0);
-	dbb_finalize(st);
-	if (rc != DBB_DONE)
-		return -1;
-	qsort(seqs, *n, sizeof(*seqs), int_cmp);
-	return 0;
-}
-
-int db_claim_take_seq(struct db *db, long long run_id, int generation, int seq, long long server_id,
-                      int gpu)
-{
-	char *sql = skip_locked(
-	    db,
-	    "UPDATE claims SET server_id = ?1, gpu = ?2, claimed_at = " NOW_SQL
-	    " WHERE (run_id, generation, seq) IN (SELECT c.run_id, c.generation, c.seq"
-	    " FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-	    " WHERE c.run_id = ?3 AND c.generation = ?4 AND c.seq = ?5"
-	    " AND c.done = 0 AND (c.server_id IS NULL OR NOT " SERVER_ALIVE("s") "){skip})",
-	    "c");
-	int rc = EXEC(db, STMT(db, sql, "IiIii", server_id, gpu, run_id, generation, seq));
-
-	free(sql);
-	if (rc < 0)
-		return -1;
-	return dbb_changes(db->b) > 0;
-}
-
-int db_claim_is_done(struct db *db, long long run_id, int generation, int seq)
-{
-	struct dbb_stmt *st = STMT(db,
-	                           "SELECT done FROM claims WHERE run_id = ?1 AND generation = ?2"
-	                           " AND seq = ?3",
-	                           "Iii", run_id, generation, seq);
-	int rc, done = 0;
-
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW)
-		done = dbb_column_int(st, 0);
-	dbb_finalize(st);
-	return rc < 0 ? -1 : done;
-}
-
-static int claims_set(struct db *db, const char *sql, long long run_id, int generation,
-                      const int *seqs, size_t n)
-{
-	size_t i;
-	int ok = 1;
-
-	if (!n)
-		return 0;
-	if (group_begin(db) < 0)
-		return -1;
-	for (i = 0; ok && i < n; i++)
-		ok = !EXEC(db, STMT(db, sql, "Iii", run_id, generation, seqs[i]));
-	return group_end(db, ok);
-}
-
-int db_claims_done(struct db *db, long long run_id, int generation, const int *seqs, size_t n)
-{
-	return claims_set(db,
-	                  "UPDATE claims SET done = 1 WHERE run_id = ?1 AND generation = ?2"
-	                  " AND seq = ?3",
-	                  run_id, generation, seqs, n);
-}
-
-int db_claims_return(struct db *db, long long run_id, int generation, const int *seqs, size_t n)
-{
-	return claims_set(db,
-	                  "UPDATE claims SET server_id = NULL, gpu = NULL, claimed_at = NULL"
-	                  " WHERE run_id = ?1 AND generation = ?2 AND seq = ?3 AND done = 0",
-	                  run_id, generation, seqs, n);
-}
-
-int db_claims_release(struct db *db, long long server_id, int gpu)
-{
-	return EXEC(db, STMT(db,
-	                     "UPDATE claims SET server_id = NULL, gpu = NULL, claimed_at = NULL"
-	                     " WHERE server_id = ?1 AND gpu = ?2 AND done = 0",
-	                     "Ii", server_id, gpu));
-}
-
-int db_claims_state(struct db *db, long long run_id, int generation, long long *offered,
-                    long long *done, long long *held)
-{
-	struct dbb_stmt *st = STMT(
-	    db,
-	    "SELECT count(*), coalesce(sum(c.done), 0),"
-	    " coalesce(sum(CASE WHEN c.done = 0 AND c.server_id IS NOT NULL"
-	    " AND " SERVER_ALIVE("s") " THEN 1 ELSE 0 END), 0)"
-				      " FROM claims c LEFT JOIN servers s ON s.id = c.server_id"
-				      " WHERE c.run_id = ?1 AND c.generation = ?2",
-	    "Ii", run_id, generation);
-	int rc;
-
-	if (!st)
-		return -1;
-	rc = STEP(db, st);
-	if (rc == DBB_ROW) {
-		*offered = dbb_column_int64(st, 0);
-		*done = dbb_column_int64(st, 1);
-		*held = dbb_column_int64(st, 2);
-	}
-	dbb_finalize(st);
-	return rc == DBB_ROW ? 0 : -1;
+	return db_group_end(db, ok);
 }
