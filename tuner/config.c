@@ -50,6 +50,19 @@ static int err_pos(const struct ysrc *s, int line, int col, const char *fmt, ...
 	return -1;
 }
 
+/* Report at a libyaml mark. */
+static int err_mark(const struct ysrc *s, const yaml_mark_t *m, const char *fmt, ...)
+    TUNER_PRINTF(3, 4);
+static int err_mark(const struct ysrc *s, const yaml_mark_t *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport_at(s, (int)m->line + 1, (int)m->column + 1, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* Report at the start of a node. */
 static int err_node(const struct ysrc *s, const yaml_node_t *n, const char *fmt, ...)
     TUNER_PRINTF(3, 4);
@@ -261,39 +274,156 @@ static void join_split_expressions(struct ysrc *s)
 }
 
 /*
- * Refuse collections nested deeper than CONFIG_MAX_DEPTH before a document is built: libyaml
- * has no limit of its own, and its scanner keeps a possible key per open flow collection and
- * walks them all at every token, so 100000 '[' took 16 s. Events stop at the first collection
- * too deep, so this pass costs little whatever follows. A syntax error is left to ysrc_load,
- * which reports it as always.
+ * One pass over the events before a document is built, for what libyaml does not bound. Nesting:
+ * its scanner keeps a possible key per open flow collection and walks them all at every token,
+ * so 100000 '[' took 16 s. Anchors: its loader compares each new anchor and each alias with every
+ * anchor before it, so 60000 of each (1.2 MB) took 24 s. Aliases: each use repeats its anchor's
+ * node, so 250000 aliases of a 2 KB constraint (1 MB) were 500 MB of expressions to parse and
+ * check (81 s): the size of the document with its aliases expanded is bounded, and an alias
+ * inside its own anchor (a node that contains itself, without end) is refused.
  */
-static int ysrc_depth(const struct ysrc *s)
+struct yscan {
+	const struct ysrc *s;
+	int depth;
+	size_t size;                           /* scalars' bytes and nodes, aliases expanded */
+	size_t open[CONFIG_MAX_DEPTH + 1];     /* size where each open collection began */
+	int open_anchor[CONFIG_MAX_DEPTH + 1]; /* its anchor's index, or -1 */
+	struct {
+		char *name;
+		size_t size; /* of its node, once closed */
+		int closed;
+	} anchors[CONFIG_MAX_ANCHORS];
+	size_t nanchors;
+};
+
+static int yscan_anchor(struct yscan *y, const yaml_event_t *ev, const yaml_char_t *name)
 {
+	if (y->nanchors == CONFIG_MAX_ANCHORS)
+		return err_mark(y->s, &ev->start_mark, "more than %d anchors ('&%.80s')",
+		                CONFIG_MAX_ANCHORS, name);
+	y->anchors[y->nanchors].name = xstrdup((const char *)name);
+	y->anchors[y->nanchors].size = 0;
+	y->anchors[y->nanchors].closed = 0;
+	return (int)y->nanchors++;
+}
+
+/* An alias adds its anchor's size again: the latest anchor of that name, as YAML resolves it. */
+static int yscan_alias(struct yscan *y, const yaml_event_t *ev)
+{
+	const char *name = (const char *)ev->data.alias.anchor;
+	size_t i;
+
+	for (i = y->nanchors; i-- > 0;)
+		if (!strcmp(y->anchors[i].name, name))
+			break;
+	if (i == (size_t)-1)
+		return 0; /* undefined: the loader says so */
+	if (!y->anchors[i].closed)
+		return err_mark(
+		    y->s, &ev->start_mark,
+		    "alias '*%.80s' inside its own anchor: a node cannot contain itself", name);
+	y->size += y->anchors[i].size;
+	return 0;
+}
+
+static int yscan_open(struct yscan *y, const yaml_event_t *ev, const yaml_char_t *anchor)
+{
+	int a = -1;
+
+	if (++y->depth > CONFIG_MAX_DEPTH)
+		return err_mark(y->s, &ev->start_mark, "collections nested deeper than %d levels",
+		                CONFIG_MAX_DEPTH);
+	if (anchor && (a = yscan_anchor(y, ev, anchor)) < 0)
+		return -1;
+	y->open[y->depth] = y->size++;
+	y->open_anchor[y->depth] = a;
+	return 0;
+}
+
+static void yscan_close(struct yscan *y)
+{
+	int a = y->depth > 0 ? y->open_anchor[y->depth] : -1;
+
+	if (a >= 0) {
+		y->anchors[a].size = y->size - y->open[y->depth];
+		y->anchors[a].closed = 1;
+	}
+	if (y->depth > 0)
+		y->depth--;
+}
+
+static int yscan_scalar(struct yscan *y, const yaml_event_t *ev)
+{
+	int a;
+
+	y->size += ev->data.scalar.length + 1;
+	if (!ev->data.scalar.anchor)
+		return 0;
+	a = yscan_anchor(y, ev, ev->data.scalar.anchor);
+	if (a < 0)
+		return -1;
+	y->anchors[a].size = ev->data.scalar.length + 1;
+	y->anchors[a].closed = 1;
+	return 0;
+}
+
+/* 0 to go on, 1 at the end of the stream, -1 after an error. */
+static int yscan_event(struct yscan *y, const yaml_event_t *ev)
+{
+	int r = 0;
+
+	switch (ev->type) {
+	case YAML_SEQUENCE_START_EVENT:
+		r = yscan_open(y, ev, ev->data.sequence_start.anchor);
+		break;
+	case YAML_MAPPING_START_EVENT:
+		r = yscan_open(y, ev, ev->data.mapping_start.anchor);
+		break;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		yscan_close(y);
+		break;
+	case YAML_SCALAR_EVENT:
+		r = yscan_scalar(y, ev);
+		break;
+	case YAML_ALIAS_EVENT:
+		r = yscan_alias(y, ev);
+		break;
+	case YAML_STREAM_END_EVENT:
+		return 1;
+	default:
+		break;
+	}
+	if (r == 0 && y->size > CONFIG_MAX_EXPANDED)
+		return err_mark(y->s, &ev->start_mark, "aliases expand the document past %u MiB",
+		                CONFIG_MAX_EXPANDED >> 20);
+	return r;
+}
+
+/* A syntax error stops the events: ysrc_load reports it as always. */
+static int ysrc_scan(const struct ysrc *s)
+{
+	struct yscan *y = xcalloc(1, sizeof(*y));
 	yaml_parser_t p;
 	yaml_event_t ev;
-	int depth = 0, ret = 0, done = 0;
+	int r = 0;
+	size_t i;
 
-	if (!yaml_parser_initialize(&p))
+	y->s = s;
+	if (!yaml_parser_initialize(&p)) {
+		free(y);
 		return error("%s: cannot initialise the YAML parser", s->path);
+	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)s->text, s->len);
-	while (!done && yaml_parser_parse(&p, &ev)) {
-		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
-			if (++depth > CONFIG_MAX_DEPTH) {
-				ret = err_pos(
-				    s, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
-				    "collections nested deeper than %d levels", CONFIG_MAX_DEPTH);
-				done = 1;
-			}
-		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
-		           ev.type == YAML_MAPPING_END_EVENT) {
-			depth--;
-		} else if (ev.type == YAML_STREAM_END_EVENT) {
-			done = 1;
-		}
+	while (r == 0 && yaml_parser_parse(&p, &ev)) {
+		r = yscan_event(y, &ev);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&p);
-	return ret;
+	for (i = 0; i < y->nanchors; i++)
+		free(y->anchors[i].name);
+	free(y);
+	return r < 0 ? -1 : 0;
 }
 
 /* Parse the one document of s->text. */
@@ -304,7 +434,7 @@ static int ysrc_load(struct ysrc *s)
 	yaml_node_t *root;
 	int ret = 0;
 
-	if (ysrc_depth(s) < 0)
+	if (ysrc_scan(s) < 0)
 		return -1;
 	if (!yaml_parser_initialize(&p))
 		return error("%s: cannot initialise the YAML parser", s->path);

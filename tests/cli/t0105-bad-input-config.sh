@@ -45,6 +45,24 @@ run_tuner --config "$TMP/job.yaml" check --no-compile
 expect_no_grep "$TMP/err" "nested" "64 levels are allowed"
 sed -i '/^junk:/d' "$TMP/job.yaml"
 
+# 60000 anchors and as many aliases (1.2 MB): libyaml compares each with every anchor before it
+# (took 24 s).
+python3 - >"$TMP/anchors.yaml" <<'EOF'
+n = 60000
+print('a: [' + ', '.join('&a%d 1' % i for i in range(n)) + ']')
+print('b: [' + ', '.join(['*a%d' % (n - 1)] * n) + ']')
+EOF
+refused "$TMP/anchors.yaml" "$TMP/anchors.yaml:1:795: more than 100 anchors ('&a100')" \
+	"60000 anchors"
+# The sidecar's constraints as 250000 aliases of one of 2 KB (1 MB): each was parsed (took 81 s).
+sed -i '/^constraints:/,/^smem_bytes:/{/^smem_bytes:/!d}' "$TMP/k/transpose.yaml"
+python3 - >>"$TMP/k/transpose.yaml" <<'EOF'
+print('constraints: [&c "' + ' + '.join(['TILE'] * 300) + ' > 0"' + ', *c' * 250000 + ']')
+EOF
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:20:34043: aliases expand the document past 16 MiB" \
+	"250000 aliases of a constraint"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
 # /dev/zero as the config, the template or the reference: a size limit, not all memory.
 refused /dev/zero "cannot read config '/dev/zero': larger than 4 MiB" "/dev/zero as the config"
 sed -i 's#^source: .*#source: /dev/zero#' "$TMP/k/transpose.yaml"
