@@ -63,6 +63,24 @@ refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:20:34043: aliases expand the docu
 	"250000 aliases of a constraint"
 cp "$TMP/good/transpose.yaml" "$TMP/k/"
 
+# 70000 params (1.1 MB), and a param of 300000 values with one twice (2.3 MB): duplicates were
+# looked for in pairs (took 39 s and 12 s).
+python3 - "$TMP/k/transpose.yaml" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+keys = ''.join('  P%07d: [1]\n' % i for i in range(70000))
+open(sys.argv[1] + '.keys', 'w').write(text.replace('params:\n', 'params:\n' + keys))
+values = ', '.join(str(i) for i in range(16, 300000))
+open(sys.argv[1] + '.values', 'w').write(text.replace('MINB: [1, 2, 4, 8]',
+	'MINB: [1, 2, 4, 8, ' + values + ', 16]'))
+EOF
+mv "$TMP/k/transpose.yaml.keys" "$TMP/k/transpose.yaml"
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:40:3: more than 32 params" "70000 params"
+mv "$TMP/k/transpose.yaml.values" "$TMP/k/transpose.yaml"
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:12:2288858: duplicate value 16 in param 'MINB'" \
+	"a param of 300000 values"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
 # /dev/zero as the config, the template or the reference: a size limit, not all memory.
 refused /dev/zero "cannot read config '/dev/zero': larger than 4 MiB" "/dev/zero as the config"
 sed -i 's#^source: .*#source: /dev/zero#' "$TMP/k/transpose.yaml"
