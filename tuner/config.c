@@ -1995,7 +1995,8 @@ static int problem_finish(struct problem_src *ps, struct family *fam)
 	    load_buffers(s, ps->v[PK_BUFFERS], fam) < 0)
 		return -1;
 	r = load_args(s, ps->v[PK_ARGS], fam, NAMES_ALL, &args, &nargs);
-	memcpy(pb->args, args, nargs * sizeof(*args));
+	if (nargs) /* args is NULL where 'args' was refused before any was read */
+		memcpy(pb->args, args, nargs * sizeof(*args));
 	pb->nargs = nargs;
 	free(args);
 	if (r < 0 || load_reference(s, ps->v[PK_REFERENCE], fam) < 0)
