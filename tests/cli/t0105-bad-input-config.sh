@@ -81,6 +81,26 @@ refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:12:2288858: duplicate value 16 in
 	"a param of 300000 values"
 cp "$TMP/good/transpose.yaml" "$TMP/k/"
 
+# The constraints as one flow list of 31000 expressions, each split at its comma (560 KB), the
+# last naming no param: each was rejoined from a position found from the start of the file, and
+# the rest of the list moved (took 13 s); 100000 '(' never closed (1 MB) were each followed to
+# the end of the list (took 41 s).
+sed -i '/^constraints:/,/^smem_bytes:/{/^smem_bytes:/!d}' "$TMP/k/transpose.yaml"
+cp "$TMP/k/transpose.yaml" "$TMP/k/transpose.yaml.open"
+python3 - >>"$TMP/k/transpose.yaml" <<'EOF'
+print('constraints: [' + 'max(TILE, 1) > 0, ' * 31000 + 'max(TILE, NOPE) > 0]')
+EOF
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:20:558025: unknown name 'NOPE' in 'constraints'" \
+	"31000 expressions split at a comma"
+mv "$TMP/k/transpose.yaml.open" "$TMP/k/transpose.yaml"
+python3 - >>"$TMP/k/transpose.yaml" <<'EOF'
+print('constraints: [' + 'max(TILE, ' * 100000 + '1]')
+EOF
+refused "$TMP/job.yaml" \
+	"$TMP/k/transpose.yaml:20:23: cannot parse 'constraints': expected ',' or ')' in call to 'max'" \
+	"100000 '(' never closed"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
 # /dev/zero as the config, the template or the reference: a size limit, not all memory.
 refused /dev/zero "cannot read config '/dev/zero': larger than 4 MiB" "/dev/zero as the config"
 sed -i 's#^source: .*#source: /dev/zero#' "$TMP/k/transpose.yaml"
