@@ -1354,6 +1354,8 @@ static int load_layout_buf(struct ysrc *s, const yaml_node_t *n, struct family *
 	return get_string(s, v[4], "access", &b->access);
 }
 
+/* At most TUNER_MAX_LAYOUT buffers: each name is compared with those before it (60000 took 15 s).
+ */
 static int load_layout(struct ysrc *s, const yaml_node_t *n, struct family *fam)
 {
 	size_t i, cnt;
@@ -1361,8 +1363,12 @@ static int load_layout(struct ysrc *s, const yaml_node_t *n, struct family *fam)
 	if (get_list(s, n, "layout") < 0)
 		return -1;
 	cnt = list_len(n);
-	fam->layout = xcalloc(cnt, sizeof(*fam->layout));
+	fam->layout =
+	    xcalloc(cnt < TUNER_MAX_LAYOUT ? cnt : TUNER_MAX_LAYOUT, sizeof(*fam->layout));
 	for (i = 0; i < cnt; i++) {
+		if (i == TUNER_MAX_LAYOUT)
+			return err_node(s, seq_at(s, n, i), "more than %d buffers in 'layout'",
+			                TUNER_MAX_LAYOUT);
 		fam->nlayout = i + 1;
 		if (load_layout_buf(s, seq_at(s, n, i), fam, i) < 0)
 			return -1;

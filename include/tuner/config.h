@@ -13,6 +13,7 @@
 #define TUNER_MAX_PARAMS 32
 #define TUNER_MAX_DIMS   8
 #define TUNER_MAX_SHAPES 32
+#define TUNER_MAX_LAYOUT 64 /* shared-memory buffers in a sidecar's layout */
 
 /* Limits on what a config may ask for: file sizes, one buffer's bytes. */
 #define CONFIG_MAX_FILE_BYTES   (4u << 20)

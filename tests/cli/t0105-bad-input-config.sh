@@ -101,6 +101,18 @@ refused "$TMP/job.yaml" \
 	"100000 '(' never closed"
 cp "$TMP/good/transpose.yaml" "$TMP/k/"
 
+# A layout of 60000 buffers (3.7 MB): each name was compared with every one before it (took 12 s).
+python3 - "$TMP/k/transpose.yaml" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+bufs = ''.join('  - {name: b%05d, offset: 0, stride: 4, align: 4, access: x}\n' % i
+	for i in range(60000))
+open(sys.argv[1], 'w').write(text.replace('layout: []', 'layout:\n' + bufs + '#'))
+EOF
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:85:5: more than 64 buffers in 'layout'" \
+	"a layout of 60000 buffers"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
 # /dev/zero as the config, the template or the reference: a size limit, not all memory.
 refused /dev/zero "cannot read config '/dev/zero': larger than 4 MiB" "/dev/zero as the config"
 sed -i 's#^source: .*#source: /dev/zero#' "$TMP/k/transpose.yaml"
