@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  */
 enum mode {
 	M_SIDECAR, /* a sidecar alone; where it loads, a job of two shapes over it */
-	M_JOB,     /* a tuning job, whose 'template: fixed.yaml' is the fixed sidecar */
+	M_JOB,     /* a tuning job over a fixed sidecar: 'template: fixed.yaml' or landscape.yaml */
 	M_PROBLEM, /* a problem file, named by a fixed sidecar; where it loads, a job too */
 	M_COUNT
 };
@@ -99,11 +99,21 @@ static const char fixed_problem_sidecar[] =
     "baseline: {BLOCK_M: 64, BLOCK_N: 64, SPLITS: 2, SPLIT_K: 1, STREAMK: 1, PERSISTENT: 132,\n"
     "           CONSUMERS: 2, TMA: 1, TRANSPOSED: 0, TILE: 32}\n";
 
+/* A recorded landscape, as tuner import writes one: a job may name it as 'landscape.yaml'. */
+static const char fixed_landscape[] = "name: toy_kernel\n"
+				      "landscape: true\n"
+				      "params:\n"
+				      "  bs: [16, 32, 64, 128]\n"
+				      "  tile: [1, 2, 4]\n"
+				      "constraints:\n"
+				      "  - \"((bs * tile) <= 256)\"\n"
+				      "baseline: {bs: 32, tile: 1}\n";
+
 static const char kernel_cu[] = "extern \"C\" __global__ void fuzz_fwd() {}\n";
 
 static char dir[] = "/tmp/tuner-config-fuzz-XXXXXX";
 static char *real_dir, *sub;
-static char *fixed_paths[5];
+static char *fixed_paths[6];
 static char *input_sidecar, *input_job, *input_problem, *problem_sidecar, *derived_job;
 static int nerrors, verbose; /* verbose: TUNER_FUZZ_VERBOSE set, each load's outcome shown */
 static char first_error[4096];
@@ -159,10 +169,10 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const names[] = {"problem.yaml", "fixed.yaml", "problem-side.yaml",
-	                                    "k.cu", "ref.cu"};
-	const char *texts[] = {fixed_problem, fixed_sidecar, fixed_problem_sidecar, kernel_cu,
-	                       kernel_cu};
+	static const char *const names[] = {"problem.yaml",   "fixed.yaml", "problem-side.yaml",
+	                                    "landscape.yaml", "k.cu",       "ref.cu"};
+	const char *texts[] = {fixed_problem,   fixed_sidecar, fixed_problem_sidecar,
+	                       fixed_landscape, kernel_cu,     kernel_cu};
 	struct family fam;
 	size_t i;
 
@@ -237,6 +247,8 @@ static void check_failure(void)
 		             : "a failed load reported no error");
 	if (!positioned(first_error))
 		fail("the error does not start with FILE:LINE:COL");
+	if (strstr(first_error, "(null)"))
+		fail("the error printed a NULL string");
 }
 
 static void check_launch(const struct launch_spec *l, const struct problem *pb)
