@@ -2527,11 +2527,14 @@ static int load_shape(struct ysrc *s, const yaml_node_t *n, struct config *cfg, 
 	for (i = 0; i < pb->ndims; i++)
 		names[1 + i] = pb->dims[i];
 	sh->line = (int)n->start_mark.line + 1;
-	if (n->type != YAML_MAPPING_NODE)
-		return err_node(s, n,
-		                "each of 'shapes' must be a mapping like {name: N, %s: ...}, "
-		                "got a %s",
-		                pb->dims[0], kind(n));
+	if (n->type != YAML_MAPPING_NODE) {
+		char like[64] = "{name: N}"; /* a landscape's problem has no dims */
+
+		if (pb->ndims)
+			snprintf(like, sizeof(like), "{name: N, %.32s: ...}", pb->dims[0]);
+		return err_node(s, n, "each of 'shapes' must be a mapping like %s, got a %s", like,
+		                kind(n));
+	}
 	if (map_fields_noun(s, n, "shapes", "dim", names, 1 + pb->ndims, v, k) < 0)
 		return -1;
 	if (need(s, n, "shapes", "name", v[0]) < 0)
