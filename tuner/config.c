@@ -567,22 +567,35 @@ static yaml_node_t *map_val(struct ysrc *s, const yaml_node_t *n, size_t i)
 	return ynode(s, n->data.mapping.pairs.start[i].value);
 }
 
-/* The closest name within a small edit distance, or NULL. */
+/*
+ * The closest name within an edit distance of CLOSEST_MAX, or NULL. A name whose length differs
+ * from the word's by more is not compared, as it cannot be that close, and neither are names of
+ * more than CLOSEST_MAX_LEN characters: the distance costs the product of the lengths, and a shape
+ * naming a dim of 1 MB with a key of 1 MB did not end in 100 s.
+ */
+#define CLOSEST_MAX     2
+#define CLOSEST_MAX_LEN 64
 static const char *closest(const char *word, const char *const *names, size_t n)
 {
+	size_t i, lw = strlen(word), ln;
 	const char *best = NULL;
 	int bestd = INT_MAX;
-	size_t i;
 
+	if (lw > CLOSEST_MAX_LEN)
+		return NULL;
 	for (i = 0; i < n; i++) {
-		int d = edit_distance(word, names[i]);
+		int d;
 
+		ln = strlen(names[i]);
+		if (ln > lw + CLOSEST_MAX || lw > ln + CLOSEST_MAX)
+			continue;
+		d = edit_distance(word, names[i]);
 		if (d < bestd) {
 			bestd = d;
 			best = names[i];
 		}
 	}
-	if (best && bestd <= 2 && (size_t)bestd < strlen(word))
+	if (best && bestd <= CLOSEST_MAX && (size_t)bestd < lw)
 		return best;
 	return NULL;
 }
@@ -724,7 +737,7 @@ static int map_fields_noun(struct ysrc *s, const yaml_node_t *n, const char *whe
 		if (!is_scalar(k))
 			return err_node(s, k, "keys must be plain names, got a %s%s", kind(k), in);
 		if (i == dup)
-			return err_node(s, k, "duplicate key '%s'%s (first at line %d)", sval(k),
+			return err_node(s, k, "duplicate key '%.80s'%s (first at line %d)", sval(k),
 			                in, (int)map_key(s, n, first)->start_mark.line + 1);
 		if (!names)
 			continue;
@@ -733,7 +746,7 @@ static int map_fields_noun(struct ysrc *s, const yaml_node_t *n, const char *whe
 				break;
 		if (j == nnames) {
 			hint(h, sizeof(h), sval(k), names, nnames, "known");
-			return err_node(s, k, "unknown %s '%s'%s%s", noun, sval(k), in, h);
+			return err_node(s, k, "unknown %s '%.80s'%s%s", noun, sval(k), in, h);
 		}
 		vals[j] = map_val(s, n, i);
 		if (keys)

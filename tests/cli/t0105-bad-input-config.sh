@@ -113,6 +113,23 @@ refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:85:5: more than 64 buffers in 'la
 	"a layout of 60000 buffers"
 cp "$TMP/good/transpose.yaml" "$TMP/k/"
 
+# A problem's dim of 1 MB and a shape's key of 1 MB beside it: the two were compared for a "did you
+# mean" (did not end in 100 s).
+mkdir -p "$TMP/ed"
+cp "$TMP/k/transpose.cu" "$TMP/ed/k.cu"
+python3 - "$TMP/ed" <<'EOF'
+import sys
+d = sys.argv[1]
+open(d + '/problem.yaml', 'w').write('dims: [D' + 'a' * 1000000 + ']\n'
+	'buffers: {X: {dtype: f32, count: 1, role: out}}\nargs: [X]\n'
+	'reference: {source: k.cu, kernel: k, grid: [1], block: [32]}\n')
+open(d + '/side.yaml', 'w').write('name: x\nsource: k.cu\nkernel: k\nproblem: problem.yaml\n'
+	'params: {P: [1]}\nlaunch: {grid: [1], block: [32]}\nbaseline: {P: 1}\n')
+open(d + '/job.yaml', 'w').write('template: side.yaml\narch: sm_90\nshapes:\n'
+	'  - name: a\n    ? D' + 'b' * 1000000 + '\n    : 1\n')
+EOF
+refused "$TMP/ed/job.yaml" "$TMP/ed/job.yaml:5:7: unknown dim 'Dbbbbbbbbb" "a dim and a key of 1 MB"
+
 # /dev/zero as the config, the template or the reference: a size limit, not all memory.
 refused /dev/zero "cannot read config '/dev/zero': larger than 4 MiB" "/dev/zero as the config"
 sed -i 's#^source: .*#source: /dev/zero#' "$TMP/k/transpose.yaml"
