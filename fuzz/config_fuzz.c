@@ -1,6 +1,8 @@
 /* libFuzzer harness for the YAML loaders: sidecars, tuning jobs and problem files. */
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +113,13 @@ static const char fixed_landscape[] = "name: toy_kernel\n"
 
 static const char kernel_cu[] = "extern \"C\" __global__ void fuzz_fwd() {}\n";
 
-static char dir[] = "/tmp/tuner-config-fuzz-XXXXXX";
+#define DIR_PREFIX "/tmp/tuner-config-fuzz-" /* then the fuzzer's pid */
+
+/* The files the fuzzer writes in DIR/t: the fixed ones (written once), then the inputs. */
+static const char *const names[] = {
+    "problem.yaml", "fixed.yaml", "problem-side.yaml", "landscape.yaml",     "k.cu",
+    "ref.cu",       "input.yaml", "job.yaml",          "input-problem.yaml", "derived-job.yaml"};
+static char dir[64];
 static char *real_dir, *sub;
 static char *fixed_paths[6];
 static char *input_sidecar, *input_job, *input_problem, *problem_sidecar, *derived_job;
@@ -155,29 +163,57 @@ static void put_file(const char *path, const void *data, size_t size)
 	}
 }
 
-static void cleanup(void)
+/* A directory of the fuzzer's, and the files it writes there: nothing else is removed. */
+static void remove_dir(const char *top)
 {
+	char *path;
 	size_t i;
 
-	unlink(input_sidecar);
-	unlink(input_job);
-	unlink(input_problem);
-	unlink(derived_job);
-	for (i = 0; i < ARRAY_SIZE(fixed_paths); i++)
-		unlink(fixed_paths[i]);
-	rmdir(sub);
-	rmdir(dir);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		path = xasprintf("%s/t/%s", top, names[i]);
+		unlink(path);
+		free(path);
+	}
+	path = xasprintf("%s/t", top);
+	rmdir(path);
+	free(path);
+	rmdir(top);
+}
+
+static void cleanup(void)
+{
+	remove_dir(dir);
+}
+
+/*
+ * The directories of fuzzers that died on a finding: a sanitizer's report or a timeout ends the
+ * process without its atexit() cleanup.
+ */
+static void remove_stale(void)
+{
+	glob_t g;
+	size_t i;
+
+	if (glob(DIR_PREFIX "*", 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc; i++) {
+		long pid = strtol(g.gl_pathv[i] + strlen(DIR_PREFIX), NULL, 10);
+
+		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			remove_dir(g.gl_pathv[i]);
+	}
+	globfree(&g);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const names[] = {"problem.yaml",   "fixed.yaml", "problem-side.yaml",
-	                                    "landscape.yaml", "k.cu",       "ref.cu"};
 	const char *texts[] = {fixed_problem,   fixed_sidecar, fixed_problem_sidecar,
 	                       fixed_landscape, kernel_cu,     kernel_cu};
 	struct family fam;
 	size_t i;
 
+	remove_stale();
+	snprintf(dir, sizeof(dir), DIR_PREFIX "%ld-XXXXXX", (long)getpid());
 	if (!mkdtemp(dir)) {
 		perror(dir);
 		abort();
@@ -192,11 +228,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fixed_paths[i] = xasprintf("%s/%s", sub, names[i]);
 		put_file(fixed_paths[i], texts[i], strlen(texts[i]));
 	}
-	input_sidecar = xasprintf("%s/input.yaml", sub);
-	input_job = xasprintf("%s/job.yaml", sub);
-	input_problem = xasprintf("%s/input-problem.yaml", sub);
+	input_sidecar = xasprintf("%s/%s", sub, names[6]);
+	input_job = xasprintf("%s/%s", sub, names[7]);
+	input_problem = xasprintf("%s/%s", sub, names[8]);
+	derived_job = xasprintf("%s/%s", sub, names[9]);
 	problem_sidecar = fixed_paths[2];
-	derived_job = xasprintf("%s/derived-job.yaml", sub);
 	atexit(cleanup);
 	verbose = getenv("TUNER_FUZZ_VERBOSE") != NULL;
 	set_error_routine(quiet);
@@ -212,6 +248,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void fail(const char *what)
 {
 	fprintf(stderr, "%s (first error: %s)\n", what, nerrors ? first_error : "none");
+	cleanup();
 	abort();
 }
 
