@@ -1,7 +1,7 @@
 # tuner: build, test, install.  `make`, `make test`, `make SANITIZE=address,undefined test`,
 # `make STATIC_DEPS=1`, `make install PREFIX=... DESTDIR=...`, `make style`, `make fuzz` (the
-# expression parser), `make fuzz-import` (the importer), `make test-gpu`, `make man` (after editing
-# docs/tuner.1.scd).
+# expression parser), `make fuzz-import` (the importer), `make fuzz-config` (the YAML loaders),
+# `make test-gpu`, `make man` (after editing docs/tuner.1.scd).
 
 CC       ?= cc
 CUDA     ?= /usr/local/cuda
@@ -46,7 +46,7 @@ GPU_BIN  = $(GPU_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu-%)
 TEST_CFLAGS = $(CFLAGS) $(BASE_CFLAGS) -Werror
 
 .PHONY: test-tsan all test check test-gpu install uninstall man style style-check lint fuzz fuzz-import \
-	clean deps
+	fuzz-config clean deps
 all: $(BUILD)/tuner
 
 $(BUILD)/tuner: $(MAIN_OBJ) $(BUILD)/libtuner.a
@@ -157,6 +157,26 @@ $(BUILD)/fuzz-import: fuzz/import_fuzz.c $(FUZZ_IMPORT_SRC) $(BUILD)/libtuner.a
 	clang -g -O1 -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Iinclude -I$(CUDA)/include \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ \
 		fuzz/import_fuzz.c $(FUZZ_IMPORT_SRC) $(BUILD)/libtuner.a $(LIBS)
+
+# Fuzz the YAML loaders (fuzz/config_fuzz.c: a sidecar alone, a job over a fixed sidecar, a
+# problem file under a fixed sidecar); seed corpus in fuzz/corpus/config, new inputs in
+# $(BUILD)/fuzz-corpus-config. An input that takes over 10 s is a hang: the loaders refuse a file
+# over 4 MiB, and the fuzzer's inputs are a few KiB. stdin is /dev/null, so that no read can wait.
+FUZZ_CONFIG_SRC = tuner/config.c tuner/problem.c tuner/expr.c tuner/space.c tuner/template.c \
+	tuner/arch.c tuner/common.c
+fuzz-config: $(BUILD)/fuzz-config
+	mkdir -p fuzz/findings $(BUILD)/fuzz-corpus-config
+	$(BUILD)/fuzz-config -max_total_time=$(FUZZ_TIME) -timeout=10 \
+		-artifact_prefix=fuzz/findings/config- $(BUILD)/fuzz-corpus-config \
+		fuzz/corpus/config </dev/null
+
+# The rest of the library (the search strategies' names, the compiler's version) comes from
+# libtuner.a uninstrumented, as for fuzz-import.
+$(BUILD)/fuzz-config: fuzz/config_fuzz.c $(FUZZ_CONFIG_SRC) $(BUILD)/libtuner.a
+	@mkdir -p $(dir $@)
+	clang -g -O1 -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -Iinclude -I$(CUDA)/include \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ \
+		fuzz/config_fuzz.c $(FUZZ_CONFIG_SRC) $(BUILD)/libtuner.a $(LIBS)
 
 deps:
 	scripts/install-deps

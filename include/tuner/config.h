@@ -13,10 +13,13 @@
 #define TUNER_MAX_PARAMS 32
 #define TUNER_MAX_DIMS   8
 #define TUNER_MAX_SHAPES 32
+#define TUNER_MAX_LAYOUT 64 /* shared-memory buffers in a sidecar's layout */
 
 /* Limits on what a config may ask for: file sizes, one buffer's bytes. */
 #define CONFIG_MAX_FILE_BYTES   (4u << 20)
-#define CONFIG_MAX_DEPTH        64 /* YAML collections nested in one another */
+#define CONFIG_MAX_DEPTH        64  /* YAML collections nested in one another */
+#define CONFIG_MAX_ANCHORS      100 /* YAML anchors ('&name') in one file */
+#define CONFIG_MAX_EXPANDED     (4 * CONFIG_MAX_FILE_BYTES) /* a file's bytes, aliases repeated */
 #define CONFIG_MAX_BUFFER_BYTES (64ULL << 30)
 
 struct param {

@@ -45,6 +45,91 @@ run_tuner --config "$TMP/job.yaml" check --no-compile
 expect_no_grep "$TMP/err" "nested" "64 levels are allowed"
 sed -i '/^junk:/d' "$TMP/job.yaml"
 
+# 60000 anchors and as many aliases (1.2 MB): libyaml compares each with every anchor before it
+# (took 24 s).
+python3 - >"$TMP/anchors.yaml" <<'EOF'
+n = 60000
+print('a: [' + ', '.join('&a%d 1' % i for i in range(n)) + ']')
+print('b: [' + ', '.join(['*a%d' % (n - 1)] * n) + ']')
+EOF
+refused "$TMP/anchors.yaml" "$TMP/anchors.yaml:1:795: more than 100 anchors ('&a100')" \
+	"60000 anchors"
+# The sidecar's constraints as 250000 aliases of one of 2 KB (1 MB): each was parsed (took 81 s).
+sed -i '/^constraints:/,/^smem_bytes:/{/^smem_bytes:/!d}' "$TMP/k/transpose.yaml"
+python3 - >>"$TMP/k/transpose.yaml" <<'EOF'
+print('constraints: [&c "' + ' + '.join(['TILE'] * 300) + ' > 0"' + ', *c' * 250000 + ']')
+EOF
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:20:34043: aliases expand the document past 16 MiB" \
+	"250000 aliases of a constraint"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
+# 70000 params (1.1 MB), and a param of 300000 values with one twice (2.3 MB): duplicates were
+# looked for in pairs (took 39 s and 12 s).
+python3 - "$TMP/k/transpose.yaml" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+keys = ''.join('  P%07d: [1]\n' % i for i in range(70000))
+open(sys.argv[1] + '.keys', 'w').write(text.replace('params:\n', 'params:\n' + keys))
+values = ', '.join(str(i) for i in range(16, 300000))
+open(sys.argv[1] + '.values', 'w').write(text.replace('MINB: [1, 2, 4, 8]',
+	'MINB: [1, 2, 4, 8, ' + values + ', 16]'))
+EOF
+mv "$TMP/k/transpose.yaml.keys" "$TMP/k/transpose.yaml"
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:40:3: more than 32 params" "70000 params"
+mv "$TMP/k/transpose.yaml.values" "$TMP/k/transpose.yaml"
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:12:2288858: duplicate value 16 in param 'MINB'" \
+	"a param of 300000 values"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
+# The constraints as one flow list of 31000 expressions, each split at its comma (560 KB), the
+# last naming no param: each was rejoined from a position found from the start of the file, and
+# the rest of the list moved (took 13 s); 100000 '(' never closed (1 MB) were each followed to
+# the end of the list (took 41 s).
+sed -i '/^constraints:/,/^smem_bytes:/{/^smem_bytes:/!d}' "$TMP/k/transpose.yaml"
+cp "$TMP/k/transpose.yaml" "$TMP/k/transpose.yaml.open"
+python3 - >>"$TMP/k/transpose.yaml" <<'EOF'
+print('constraints: [' + 'max(TILE, 1) > 0, ' * 31000 + 'max(TILE, NOPE) > 0]')
+EOF
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:20:558025: unknown name 'NOPE' in 'constraints'" \
+	"31000 expressions split at a comma"
+mv "$TMP/k/transpose.yaml.open" "$TMP/k/transpose.yaml"
+python3 - >>"$TMP/k/transpose.yaml" <<'EOF'
+print('constraints: [' + 'max(TILE, ' * 100000 + '1]')
+EOF
+refused "$TMP/job.yaml" \
+	"$TMP/k/transpose.yaml:20:23: cannot parse 'constraints': expected ',' or ')' in call to 'max'" \
+	"100000 '(' never closed"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
+# A layout of 60000 buffers (3.7 MB): each name was compared with every one before it (took 12 s).
+python3 - "$TMP/k/transpose.yaml" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+bufs = ''.join('  - {name: b%05d, offset: 0, stride: 4, align: 4, access: x}\n' % i
+	for i in range(60000))
+open(sys.argv[1], 'w').write(text.replace('layout: []', 'layout:\n' + bufs + '#'))
+EOF
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:85:5: more than 64 buffers in 'layout'" \
+	"a layout of 60000 buffers"
+cp "$TMP/good/transpose.yaml" "$TMP/k/"
+
+# A problem's dim of 1 MB and a shape's key of 1 MB beside it: the two were compared for a "did you
+# mean" (did not end in 100 s).
+mkdir -p "$TMP/ed"
+cp "$TMP/k/transpose.cu" "$TMP/ed/k.cu"
+python3 - "$TMP/ed" <<'EOF'
+import sys
+d = sys.argv[1]
+open(d + '/problem.yaml', 'w').write('dims: [D' + 'a' * 1000000 + ']\n'
+	'buffers: {X: {dtype: f32, count: 1, role: out}}\nargs: [X]\n'
+	'reference: {source: k.cu, kernel: k, grid: [1], block: [32]}\n')
+open(d + '/side.yaml', 'w').write('name: x\nsource: k.cu\nkernel: k\nproblem: problem.yaml\n'
+	'params: {P: [1]}\nlaunch: {grid: [1], block: [32]}\nbaseline: {P: 1}\n')
+open(d + '/job.yaml', 'w').write('template: side.yaml\narch: sm_90\nshapes:\n'
+	'  - name: a\n    ? D' + 'b' * 1000000 + '\n    : 1\n')
+EOF
+refused "$TMP/ed/job.yaml" "$TMP/ed/job.yaml:5:7: unknown dim 'Dbbbbbbbbb" "a dim and a key of 1 MB"
+
 # /dev/zero as the config, the template or the reference: a size limit, not all memory.
 refused /dev/zero "cannot read config '/dev/zero': larger than 4 MiB" "/dev/zero as the config"
 sed -i 's#^source: .*#source: /dev/zero#' "$TMP/k/transpose.yaml"
