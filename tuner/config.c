@@ -799,6 +799,7 @@ void family_release(struct family *fam)
 	for (i = 0; i < fam->nparams; i++) {
 		free(fam->params[i].name);
 		free(fam->params[i].values);
+		free(fam->params[i].order);
 	}
 	for (i = 0; i < fam->nconstraints; i++)
 		if (fam->constraints[i].e)
@@ -927,7 +928,7 @@ static int check_param_name(struct ysrc *s, const yaml_node_t *k, const struct f
 
 static int load_param(struct ysrc *s, const yaml_node_t *k, const yaml_node_t *v, struct param *p)
 {
-	size_t i, j, nv;
+	size_t i, nv, dup;
 
 	p->name = xstrdup(sval(k));
 	p->line = (int)k->start_mark.line + 1;
@@ -939,16 +940,14 @@ static int load_param(struct ysrc *s, const yaml_node_t *k, const yaml_node_t *v
 		return err_node(s, v, "param '%s' has no values", p->name);
 	p->values = xcalloc(nv, sizeof(*p->values));
 	for (i = 0; i < nv; i++) {
-		yaml_node_t *it = seq_at(s, v, i);
-
-		if (get_ll(s, it, p->name, LLONG_MIN, LLONG_MAX, &p->values[i]) < 0)
+		if (get_ll(s, seq_at(s, v, i), p->name, LLONG_MIN, LLONG_MAX, &p->values[i]) < 0)
 			return -1;
-		for (j = 0; j < i; j++)
-			if (p->values[j] == p->values[i])
-				return err_node(s, it, "duplicate value %lld in param '%s'",
-				                p->values[i], p->name);
 		p->nvalues = i + 1;
 	}
+	dup = space_param_order(p);
+	if (dup < nv)
+		return err_node(s, seq_at(s, v, dup), "duplicate value %lld in param '%s'",
+		                p->values[dup], p->name);
 	return 0;
 }
 
@@ -1951,8 +1950,12 @@ int family_load(const char *path, struct family *fam)
 	int ret;
 
 	memset(fam, 0, sizeof(*fam));
-	if (read_file_limited(path, CONFIG_MAX_FILE_BYTES, &text, &len) < 0)
+	if (read_file_limited(path, CONFIG_MAX_SIDECAR_BYTES, &text, &len) < 0) {
+		if (errno == EFBIG)
+			return error("cannot read sidecar '%s': larger than %u MiB", path,
+			             CONFIG_MAX_SIDECAR_BYTES >> 20);
 		return error("cannot read sidecar '%s': %s", path, strerror(errno));
+	}
 	ret = family_load_text(path, text, len, fam);
 	free(text);
 	return ret;
@@ -2316,8 +2319,12 @@ static int load_template(struct ysrc *s, const yaml_node_t *n, struct config *cf
 	dir = path_dirname(s->path);
 	cfg->template_path = path_join(dir, rel);
 	free(dir);
-	if (read_file_limited(cfg->template_path, CONFIG_MAX_FILE_BYTES, &text, &len) < 0) {
-		err_node(s, n, "cannot read template '%s': %s", rel, strerror(errno));
+	if (read_file_limited(cfg->template_path, CONFIG_MAX_SIDECAR_BYTES, &text, &len) < 0) {
+		if (errno == EFBIG)
+			err_node(s, n, "cannot read template '%s': larger than %u MiB", rel,
+			         CONFIG_MAX_SIDECAR_BYTES >> 20);
+		else
+			err_node(s, n, "cannot read template '%s': %s", rel, strerror(errno));
 		free(rel);
 		return -1;
 	}

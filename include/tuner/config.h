@@ -19,10 +19,14 @@
 #define CONFIG_MAX_DEPTH        64 /* YAML collections nested in one another */
 #define CONFIG_MAX_BUFFER_BYTES (64ULL << 30)
 
+/* A sidecar may be bigger: an imported landscape lists up to 10**6 values of a param. */
+#define CONFIG_MAX_SIDECAR_BYTES (64u << 20)
+
 struct param {
 	char *name;
 	long long *values; /* the declared domain, in the sidecar's order */
 	size_t nvalues;
+	size_t *order; /* its positions sorted by value, to find one; NULL: looked through */
 	int line;
 };
 
