@@ -956,10 +956,15 @@ struct model {
 	size_t n, cap;
 	int *X;
 	double *y, *L, *alpha, *kbuf;
-	double ls[MODEL_DIMS];   /* length scale per dimension, in units of the whole domain */
-	double *tab[MODEL_DIMS]; /* similarity of two values of a dimension at that scale */
-	double w1;               /* the weight of single effects; pairs get 1 - W0 - w1 */
-	int forest;              /* evolve-rf: a random forest shares the exploring slots */
+	double ls[MODEL_DIMS]; /* length scale per dimension, in units of the whole domain */
+	/*
+	 * The similarity of two values of a dimension at that scale, by a - b for
+	 * positions a and b: mid[i][a - b], from tab[i] (2 nv - 1 entries).
+	 */
+	double *tab[MODEL_DIMS];
+	const double *mid[MODEL_DIMS];
+	double w1;  /* the weight of single effects; pairs get 1 - W0 - w1 */
+	int forest; /* evolve-rf: a random forest shares the exploring slots */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -988,17 +993,21 @@ static void model_free(struct model *m)
 	free(m);
 }
 
+/*
+ * The similarity depends only on how far apart two positions are: one entry
+ * per difference (a param may have 10**6 values, and a table of every pair
+ * would not fit).
+ */
 static void set_scale(struct model *m, size_t i, double ls)
 {
-	size_t a, b, n = m->nv[i];
+	size_t k, n = m->nv[i];
 
 	m->ls[i] = ls;
-	for (a = 0; a < n; a++)
-		for (b = 0; b < n; b++) {
-			double t = ((double)a - (double)b) / (double)(n - 1) / ls;
+	for (k = 0; k < n; k++) {
+		double t = (double)k / (double)(n - 1) / ls;
 
-			m->tab[i][a * n + b] = exp(-0.5 * t * t);
-		}
+		m->tab[i][n - 1 + k] = m->tab[i][n - 1 - k] = exp(-0.5 * t * t);
+	}
 }
 
 static long long gcd_ll(long long a, long long b)
@@ -1083,8 +1092,10 @@ static struct model *model_new(const struct search *s)
 	m->forest = s->strategy == STRATEGY_EVOLVE_RF;
 	for (i = 0; i < m->nord; i++)
 		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
-	for (i = 0; i < m->d; i++)
-		m->tab[i] = xcalloc(m->nv[i] * m->nv[i], sizeof(double));
+	for (i = 0; i < m->d; i++) {
+		m->tab[i] = xcalloc(2 * m->nv[i] - 1, sizeof(double));
+		m->mid[i] = m->tab[i] + m->nv[i] - 1;
+	}
 	return m;
 }
 
@@ -1150,7 +1161,7 @@ static double kernel(const struct model *m, const int *a, const int *b)
 	size_t i, d = m->d;
 
 	for (i = 0; i < d; i++) {
-		k = m->tab[i][(size_t)a[i] * m->nv[i] + (size_t)b[i]];
+		k = m->mid[i][a[i] - b[i]];
 		s1 += k;
 		s2 += k * k;
 	}

@@ -1543,6 +1543,88 @@ static void test_sparse_big_space_fills_generations(void **state)
 	free(big.fam.constraints);
 }
 
+/*
+ * A param of 500,000 values (an imported landscape's may have 10**6): the
+ * surrogate's similarity of two values is kept per distance between their
+ * positions, not per pair (500,000 squared doubles: out of memory before), and
+ * the forest's splits walk only the levels a node holds. evolve and evolve-rf
+ * fill their generations with new valid points.
+ */
+static void test_wide_param_model(void **state)
+{
+	static const char *const strategies[] = {"evolve", "evolve-rf"};
+	static long long bs[] = {1, 2};
+	static struct problem none = {.ndims = 0};
+	enum { NV = 500000 };
+	long long *dom = calloc(NV, sizeof(*dom));
+	struct config w;
+	struct candidate cands[16];
+	struct expr_err err;
+	struct member m;
+	size_t i, k, n;
+	int gen;
+
+	assert_non_null(dom);
+	for (i = 0; i < NV; i++)
+		dom[i] = 2 * (long long)i;
+	memset(&w, 0, sizeof(w));
+	w.fam.name = "wide";
+	w.fam.problem = &none;
+	w.fam.nparams = 2;
+	w.fam.params[0].name = (char *)"N";
+	w.fam.params[0].values = dom;
+	w.fam.params[0].nvalues = NV;
+	w.fam.params[1].name = (char *)"B";
+	w.fam.params[1].values = bs;
+	w.fam.params[1].nvalues = 2;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(space_param_order(&w.fam.params[i]), w.fam.params[i].nvalues);
+	w.fam.constraints = calloc(1, sizeof(*w.fam.constraints));
+	assert_non_null(w.fam.constraints);
+	w.fam.constraints[0].e = expr_parse("N % 3 != 1", &err);
+	assert_non_null(w.fam.constraints[0].e);
+	w.fam.nconstraints = 1;
+	w.fam.baseline[0] = 0;
+	w.fam.baseline[1] = 1;
+	w.elite = 3;
+	w.margin = 0.03;
+	w.population = 16;
+	for (k = 0; k < ARRAY_SIZE(strategies); k++) {
+		struct search *s = search_new(&w, strategies[k], 5);
+
+		assert_non_null(s);
+		for (gen = 0; gen < 4; gen++) {
+			n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+			if (n != ARRAY_SIZE(cands))
+				fail_msg("%s, generation %d: %zu candidates of 16", strategies[k],
+				         gen, n);
+			for (i = 0; i < n; i++) {
+				assert_int_not_equal(cands[i].va.v[0] % 3, 1);
+				memset(&m, 0, sizeof(m));
+				m.va = cands[i].va;
+				m.id = (long long)(gen * 16 + (int)i + 1);
+				m.nshapes = 1;
+				/* better nearer N = 600,000 */
+				m.fitness =
+				    1.0 / (1.0 + fabs((double)cands[i].va.v[0] - 6e5) / 1e4 +
+				           (double)cands[i].va.v[1]);
+				m.fitness_lo = m.fitness * 0.99;
+				m.fitness_hi = m.fitness * 1.01;
+				m.speedup[0] = m.fitness;
+				m.speedup_lo[0] = m.fitness_lo;
+				m.speedup_hi[0] = m.fitness_hi;
+				search_observe(s, &cands[i].va, &m);
+			}
+		}
+		search_free(s);
+	}
+	for (i = 0; i < 2; i++)
+		free(w.fam.params[i].order);
+	expr_free(w.fam.constraints[0].e);
+	free(w.fam.constraints);
+	free(dom);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1578,6 +1660,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
 	    cmocka_unit_test(test_origin_names),
 	    cmocka_unit_test(test_sparse_big_space_fills_generations),
+	    cmocka_unit_test(test_wide_param_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
