@@ -6,7 +6,7 @@ fresh database, and is scored from what the run stored:
 - evaluations to come within 2% (and 5%) of the optimum fitness: every candidate the
   run gave a verdict counts (gate rejections too, each costs a compile), in the order
   the run first stored it; median, quartiles, maximum, and the share of runs that got
-  there at all (the budget is the whole space);
+  there at all (the budget is the whole space, or --budget evaluations);
 - the performance-curve score of Willemsen et al. (FGCS 2024, "A methodology for
   comparing optimization algorithms for auto-tuning"): the mean best-found fitness,
   relative to the calculated random-search baseline, (best - random) / (optimum -
@@ -22,7 +22,7 @@ Markdown report to stdout and, with --plot and gnuplot, a picture of best-found
 fitness against evaluations per landscape. Nothing runs on a GPU.
 
   python3 scripts/search_bench.py [--strategies evolve,evolve1,random] [--seeds 20]
-      [--plot out.png] [tests/fixtures/sweep-h100.db:configs/default.yaml]
+      [--budget N] [--plot out.png] [tests/fixtures/sweep-h100.db:configs/default.yaml]
       [../shared/landscapes/convolution_milo_A4000_T4.json.gz ...]
 """
 
@@ -156,11 +156,15 @@ def best_curve(db):
 
 
 def one(args, ls, strategy, seed, tmp):
-    """One run, its budget doubled (a fresh run) until it comes within 2% or exhausts the space."""
+    """One run, its budget doubled (a fresh run) until it comes within 2%, exhausts the space or
+    reaches --budget evaluations (then cut there)."""
     path = os.path.join(tmp, "%s-%s-%d.db" % (ls.name, strategy, seed))
     env = dict(os.environ, TUNER_CACHE=os.path.join(tmp, "cache"))
     gens, before = 16, 0
+    cap = -(-args.budget // args.population) if args.budget else None
     while True:
+        if cap:
+            gens = min(gens, cap)
         for f in (path, path + "-wal", path + "-shm"):
             if os.path.exists(f):
                 os.unlink(f)
@@ -172,9 +176,9 @@ def one(args, ls, strategy, seed, tmp):
         # brought nothing more (a generation may come up short of the population without
         # the space being spent).
         spent = len(curve) < gens * args.population and len(curve) <= before
-        if curve[-1] >= ls.target(0.02) or spent:
+        if curve[-1] >= ls.target(0.02) or spent or gens == cap:
             os.unlink(path)
-            return curve
+            return curve[: args.budget] if args.budget else curve
         before = len(curve)
         gens *= 2
 
@@ -204,7 +208,7 @@ def describe(counts):
     full = [k if k is not None else math.inf for k in counts]
     med = statistics.median(full)
     q = statistics.quantiles(full, n=4) if len(full) > 1 else [med, med, med]
-    fmt = lambda v: "-" if v == math.inf else ("%g" % v)
+    fmt = lambda v: "-" if v == math.inf or math.isnan(v) else ("%g" % v)
     return "%d/%d | %s | %s-%s | %s" % (len(got), len(counts), fmt(med), fmt(q[0]), fmt(q[2]),
                                         max(got) if len(got) == len(counts) else "-")
 
@@ -265,6 +269,9 @@ def main():
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--population", type=int, default=16)
     ap.add_argument("--strategies", default="evolve,evolve1,random")
+    ap.add_argument("--budget", type=int,
+                    help="evaluations a run may take at most (default: the whole space); a "
+                    "landscape recorded in part (most points unmeasured) needs one")
     ap.add_argument("--jobs", type=int, default=2, help="runs at once")
     ap.add_argument("--plot", help="write the picture there (PNG)")
     args = ap.parse_args()

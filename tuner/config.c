@@ -321,13 +321,14 @@ static void join_split_expressions(struct ysrc *s)
  * so 100000 '[' took 16 s. Anchors: its loader compares each new anchor and each alias with every
  * anchor before it, so 60000 of each (1.2 MB) took 24 s. Aliases: each use repeats its anchor's
  * node, so 250000 aliases of a 2 KB constraint (1 MB) were 500 MB of expressions to parse and
- * check (81 s): the size of the document with its aliases expanded is bounded, and an alias
- * inside its own anchor (a node that contains itself, without end) is refused.
+ * check (81 s): what aliases repeat is bounded (the file's own size is, where it is read), and an
+ * alias inside its own anchor (a node that contains itself, without end) is refused.
  */
 struct yscan {
 	const struct ysrc *s;
 	int depth;
 	size_t size;                           /* scalars' bytes and nodes, aliases expanded */
+	size_t aliased;                        /* of which aliases repeated */
 	size_t open[CONFIG_MAX_DEPTH + 1];     /* size where each open collection began */
 	int open_anchor[CONFIG_MAX_DEPTH + 1]; /* its anchor's index, or -1 */
 	struct {
@@ -365,6 +366,7 @@ static int yscan_alias(struct yscan *y, const yaml_event_t *ev)
 		    y->s, &ev->start_mark,
 		    "alias '*%.80s' inside its own anchor: a node cannot contain itself", name);
 	y->size += y->anchors[i].size;
+	y->aliased += y->anchors[i].size;
 	return 0;
 }
 
@@ -436,9 +438,10 @@ static int yscan_event(struct yscan *y, const yaml_event_t *ev)
 	default:
 		break;
 	}
-	if (r == 0 && y->size > CONFIG_MAX_EXPANDED)
-		return err_mark(y->s, &ev->start_mark, "aliases expand the document past %u MiB",
-		                CONFIG_MAX_EXPANDED >> 20);
+	if (r == 0 && y->aliased > CONFIG_MAX_ALIASED)
+		return err_mark(y->s, &ev->start_mark,
+		                "aliases repeat more than %u MiB of the document",
+		                CONFIG_MAX_ALIASED >> 20);
 	return r;
 }
 
@@ -631,10 +634,9 @@ static void where_label(char *out, size_t len, const char *where)
 		*out = '\0';
 }
 
-/* A key or a value with its place in the file's order, to find repeats sorted. */
+/* A key with its place in the file's order, to find repeats sorted. */
 struct ranked {
 	const char *name;
-	long long v;
 	size_t i;
 };
 
@@ -646,27 +648,13 @@ static int ranked_name_cmp(const void *a, const void *b)
 	return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-static int ranked_value_cmp(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return (x->i > y->i) - (x->i < y->i);
-}
-
 static int same_name(const struct ranked *a, const struct ranked *b)
 {
 	return !strcmp(a->name, b->name);
 }
 
-static int same_value(const struct ranked *a, const struct ranked *b)
-{
-	return a->v == b->v;
-}
-
 /*
- * Of n entries sorted by name or value, then place, the first in the file's order that repeats one
+ * Of n entries sorted by name, then place, the first in the file's order that repeats one
  * before it: its place, and in *first the place of the one it repeats; SIZE_MAX when none does.
  */
 static size_t first_repeat(const struct ranked *r, size_t n,
@@ -1060,6 +1048,7 @@ void family_release(struct family *fam)
 	for (i = 0; i < fam->nparams; i++) {
 		free(fam->params[i].name);
 		free(fam->params[i].values);
+		free(fam->params[i].order);
 	}
 	for (i = 0; i < fam->nconstraints; i++)
 		if (fam->constraints[i].e)
@@ -1186,29 +1175,10 @@ static int check_param_name(struct ysrc *s, const yaml_node_t *k, const struct f
 	return 0;
 }
 
-/*
- * The first value of p that repeats one before it, SIZE_MAX when none does: found sorted, as a
- * landscape's param may list many values, and 300000 (2.3 MB) compared in pairs took 12 s.
- */
-static size_t repeated_value(const struct param *p)
-{
-	struct ranked *r = xcalloc(p->nvalues, sizeof(*r));
-	size_t i, first, rep;
-
-	for (i = 0; i < p->nvalues; i++) {
-		r[i].v = p->values[i];
-		r[i].i = i;
-	}
-	qsort(r, p->nvalues, sizeof(*r), ranked_value_cmp);
-	rep = first_repeat(r, p->nvalues, same_value, &first);
-	free(r);
-	return rep;
-}
-
 /* A param's values: integers first, then none twice (a value that is no integer is named first). */
 static int load_param(struct ysrc *s, const yaml_node_t *k, const yaml_node_t *v, struct param *p)
 {
-	size_t i, nv;
+	size_t i, nv, dup;
 
 	p->name = xstrdup(sval(k));
 	p->line = (int)k->start_mark.line + 1;
@@ -1224,10 +1194,10 @@ static int load_param(struct ysrc *s, const yaml_node_t *k, const yaml_node_t *v
 			return -1;
 		p->nvalues = i + 1;
 	}
-	i = repeated_value(p);
-	if (i < nv)
-		return err_node(s, seq_at(s, v, i), "duplicate value %lld in param '%s'",
-		                p->values[i], p->name);
+	dup = space_param_order(p);
+	if (dup < nv)
+		return err_node(s, seq_at(s, v, dup), "duplicate value %lld in param '%s'",
+		                p->values[dup], p->name);
 	return 0;
 }
 
@@ -2237,8 +2207,12 @@ int family_load(const char *path, struct family *fam)
 	int ret;
 
 	memset(fam, 0, sizeof(*fam));
-	if (read_file_limited(path, CONFIG_MAX_FILE_BYTES, &text, &len) < 0)
+	if (read_file_limited(path, CONFIG_MAX_SIDECAR_BYTES, &text, &len) < 0) {
+		if (errno == EFBIG)
+			return error("cannot read sidecar '%s': larger than %u MiB", path,
+			             CONFIG_MAX_SIDECAR_BYTES >> 20);
 		return error("cannot read sidecar '%s': %s", path, strerror(errno));
+	}
 	ret = family_load_text(path, text, len, fam);
 	free(text);
 	return ret;
@@ -2605,8 +2579,12 @@ static int load_template(struct ysrc *s, const yaml_node_t *n, struct config *cf
 	dir = path_dirname(s->path);
 	cfg->template_path = path_join(dir, rel);
 	free(dir);
-	if (read_file_limited(cfg->template_path, CONFIG_MAX_FILE_BYTES, &text, &len) < 0) {
-		err_node(s, n, "cannot read template '%s': %s", rel, strerror(errno));
+	if (read_file_limited(cfg->template_path, CONFIG_MAX_SIDECAR_BYTES, &text, &len) < 0) {
+		if (errno == EFBIG)
+			err_node(s, n, "cannot read template '%s': larger than %u MiB", rel,
+			         CONFIG_MAX_SIDECAR_BYTES >> 20);
+		else
+			err_node(s, n, "cannot read template '%s': %s", rel, strerror(errno));
 		free(rel);
 		return -1;
 	}

@@ -30,6 +30,16 @@
 /* Spaces up to this many points are scanned when random draws keep hitting old or invalid ones. */
 #define SCAN_LIMIT (1ULL << 20)
 /*
+ * A bigger space has its valid points listed once, by a walk that leaves a
+ * branch as soon as a constraint on the params it has set fails, when that
+ * takes at most LIST_NODES steps and finds at most LIST_MAX points (8 bytes
+ * each); draws then come from the list. Drawing at random takes a thousand
+ * draws per valid point where 0.1% of the points are valid, and gives up
+ * where fewer than 1 in RANDOM_TRIES_BIG are.
+ */
+#define LIST_MAX   (1u << 22)
+#define LIST_NODES (1ULL << 24)
+/*
  * Parents come from a breeding pool: the best correct variants seen, at least
  * the elite's K. The elite is what the run reports and must be earned (the
  * admission margin, beyond noise); a close runner-up is still a good parent.
@@ -118,14 +128,19 @@ static unsigned long long mix64(unsigned long long x)
 	return x ^ (x >> 31);
 }
 
+/*
+ * Each value times its own odd constant, summed, then mixed once: the
+ * products do not wait on one another, as a chain of mixes does. A sparse
+ * space draws thousands of points per candidate, each looked up here.
+ */
 static unsigned long long variant_hash(const struct variant *va)
 {
 	unsigned long long h = 0;
 	size_t i;
 
 	for (i = 0; i < TUNER_MAX_PARAMS; i++)
-		h = mix64(h ^ (unsigned long long)va->v[i]);
-	return h;
+		h += (unsigned long long)va->v[i] * (0x9e3779b97f4a7c15ULL * (2 * i + 1));
+	return mix64(h);
 }
 
 static int variant_same(const struct variant *a, const struct variant *b)
@@ -219,12 +234,17 @@ struct search {
 	unsigned long long size;   /* points in the declared space */
 	unsigned long long cursor; /* exhaustive: the next space_point index */
 	int random_dry;            /* a full scan found nothing new and valid */
+	int listed;                /* the valid points of a big space: 1 listed, -1 too many */
+	unsigned long long *list;  /* their space_point indices, in that order */
+	size_t nlist, list_alloc;
+	struct lister *lister; /* what checks a constraint as soon as its params are set */
 	char why[256];
 	struct model *model; /* evolve: observations, candidates, surrogate */
 };
 
 static void model_free(struct model *m);
 static struct model *model_new(const struct search *s);
+static void lister_free(struct lister *l);
 static void model_observe(struct search *s, const struct variant *va, const struct member *m);
 static size_t model_propose(struct search *s, struct candidate *out, size_t n, size_t max,
                             seen_fn seen, void *ctx);
@@ -278,6 +298,8 @@ void search_free(struct search *s)
 		return;
 	model_free(s->model);
 	vset_release(&s->known);
+	free(s->list);
+	lister_free(s->lister);
 	free(s->elite);
 	free(s->ptrs);
 	free(s->pool);
@@ -347,11 +369,196 @@ static void random_point(struct search *s, struct variant *va)
 	}
 }
 
+/* ------------------------------------------- the valid points of a big space */
+
+struct lister {
+	const struct family *fam;
+	struct space_scope sc[TUNER_MAX_SHAPES]; /* one per shape, params first */
+	size_t nshapes;
+	size_t *con;                        /* the constraints by level: the params they need */
+	size_t first[TUNER_MAX_PARAMS + 2]; /* con[first[d] .. first[d + 1]) need params 0..d-1 */
+	unsigned long long nodes;
+	struct search *s;
+};
+
+struct level_ctx {
+	const struct family *fam;
+	int level;
+};
+
+static int level_of_ident(const char *name, int col, void *ctx)
+{
+	struct level_ctx *c = ctx;
+	int i = family_param_index(c->fam, name);
+
+	(void)col;
+	if (i + 1 > c->level)
+		c->level = i + 1;
+	return 0;
+}
+
+/* Whether the constraints that depth d completes hold on every shape. */
+static int level_holds(struct lister *l, size_t d)
+{
+	const struct family *fam = l->fam;
+	struct expr_err err;
+	long long v;
+	size_t i, j;
+
+	for (i = l->first[d]; i < l->first[d + 1]; i++)
+		for (j = 0; j < l->nshapes; j++)
+			if (expr_eval(fam->constraints[l->con[i]].e, &l->sc[j].scope, &v, &err) <
+			        0 ||
+			    !v)
+				return 0;
+	return 1;
+}
+
+/* Params d.. of the points below idx (params 0..d-1 set); -1 when past a limit. */
+static int list_from(struct lister *l, size_t d, unsigned long long idx)
+{
+	const struct param *p;
+	size_t k, j;
+
+	if (++l->nodes > LIST_NODES)
+		return -1;
+	if (!level_holds(l, d))
+		return 0;
+	if (d == l->fam->nparams) {
+		struct search *s = l->s;
+
+		if (s->nlist == LIST_MAX)
+			return -1;
+		ALLOC_GROW(s->list, s->nlist + 1, s->list_alloc);
+		s->list[s->nlist++] = idx;
+		return 0;
+	}
+	p = &l->fam->params[d];
+	for (k = 0; k < p->nvalues; k++) {
+		for (j = 0; j < l->nshapes; j++)
+			l->sc[j].vars[d].value = p->values[k];
+		if (list_from(l, d + 1, idx * p->nvalues + k) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void lister_free(struct lister *l)
+{
+	if (!l)
+		return;
+	free(l->con);
+	free(l);
+}
+
+/* The level of every constraint, and a scope per shape (params at 0). */
+static struct lister *lister_new(struct search *s)
+{
+	const struct config *cfg = s->cfg;
+	struct lister *l = xcalloc(1, sizeof(*l));
+	size_t i, d, k, n = s->fam->nconstraints;
+	int *level = xcalloc(n + 1, sizeof(*level));
+	struct variant zero;
+
+	l->fam = s->fam;
+	l->s = s;
+	for (i = 0; i < n; i++) {
+		struct level_ctx c = {s->fam, 0};
+
+		expr_foreach_ident(s->fam->constraints[i].e, level_of_ident, &c);
+		level[i] = c.level;
+	}
+	l->con = xcalloc(n + 1, sizeof(*l->con));
+	for (d = 0, k = 0; d <= s->fam->nparams; d++) {
+		for (i = 0; i < n; i++)
+			if (level[i] == (int)d)
+				l->con[k++] = i;
+		l->first[d + 1] = k;
+	}
+	free(level);
+	memset(&zero, 0, sizeof(zero));
+	l->nshapes = cfg->nshapes ? cfg->nshapes : 1;
+	for (i = 0; i < l->nshapes; i++)
+		space_scope_init(&l->sc[i], cfg, &zero, cfg->nshapes ? &cfg->shapes[i] : NULL);
+	return l;
+}
+
+/*
+ * List the valid points of a space too big to scan, once: depth first in
+ * space_point order, each constraint checked as soon as the params it names
+ * are set, on every shape. 1 when listed; 0 when past LIST_NODES steps or
+ * LIST_MAX points, and draws stay random.
+ */
+static int list_valid(struct search *s)
+{
+	if (s->listed)
+		return s->listed > 0;
+	s->listed = -1;
+	s->lister = lister_new(s);
+	if (s->size == ULLONG_MAX) /* saturated: no index fits */
+		return 0;
+	if (list_from(s->lister, 0, 0) == 0 && s->nlist) {
+		s->listed = 1;
+	} else {
+		free(s->list);
+		s->list = NULL;
+		s->nlist = s->list_alloc = 0;
+	}
+	return s->listed > 0;
+}
+
+/*
+ * A point at random, each param drawn in turn until a constraint on those
+ * drawn fails: 1 when it is valid. Uniform over the valid points, as a
+ * whole draw and a check would be, with fewer draws and checks.
+ */
+static int draw_checked(struct search *s, struct variant *va)
+{
+	struct lister *l = s->lister;
+	size_t d, j;
+
+	memset(va, 0, sizeof(*va));
+	for (d = 0; d < s->fam->nparams; d++) {
+		const struct param *p = &s->fam->params[d];
+
+		if (!level_holds(l, d))
+			return 0;
+		va->v[d] = p->values[rng_below(&s->rng, p->nvalues)];
+		for (j = 0; j < l->nshapes; j++)
+			l->sc[j].vars[d].value = va->v[d];
+	}
+	return level_holds(l, d);
+}
+
+/* A new point of the list, at random, then by a scan from a random offset; 0 when none. */
+static int listed_new(struct search *s, struct variant *out, seen_fn seen, void *ctx)
+{
+	unsigned long long start, j;
+	int t;
+
+	for (t = 0; t < RANDOM_TRIES; t++) {
+		space_point(s->fam, s->list[rng_below(&s->rng, s->nlist)], out);
+		normalize(s, out);
+		if (is_new(s, out, seen, ctx))
+			return 1;
+	}
+	start = rng_below(&s->rng, s->nlist);
+	for (j = 0; j < s->nlist; j++) {
+		space_point(s->fam, s->list[(start + j) % s->nlist], out);
+		normalize(s, out);
+		if (is_new(s, out, seen, ctx))
+			return 1;
+	}
+	s->random_dry = 1;
+	return 0;
+}
+
 /*
  * A new valid configuration drawn uniformly at random. When draws keep hitting
  * old or invalid points, a small space is scanned from a random offset, so
- * that the last valid points are still found; a big one is drawn from for
- * longer; 0 when none is left (or none was found).
+ * that the last valid points are still found; a big one is drawn from its
+ * list of valid points where it has one, else for longer; 0 when none is
+ * left (or none was found).
  */
 static int random_new(struct search *s, struct variant *out, seen_fn seen, void *ctx)
 {
@@ -360,13 +567,19 @@ static int random_new(struct search *s, struct variant *out, seen_fn seen, void 
 
 	if (s->random_dry || !s->size)
 		return 0;
-	for (t = 0; t < (s->size > SCAN_LIMIT ? RANDOM_TRIES_BIG : RANDOM_TRIES); t++) {
+	if (s->size > SCAN_LIMIT && list_valid(s))
+		return listed_new(s, out, seen, ctx);
+	if (s->size > SCAN_LIMIT) {
+		for (t = 0; t < RANDOM_TRIES_BIG; t++)
+			if (draw_checked(s, out) && is_new(s, out, seen, ctx))
+				return 1;
+		return 0;
+	}
+	for (t = 0; t < RANDOM_TRIES; t++) {
 		random_point(s, out);
 		if (is_new_valid(s, out, seen, ctx))
 			return 1;
 	}
-	if (s->size > SCAN_LIMIT)
-		return 0;
 	start = rng_below(&s->rng, s->size);
 	for (j = 0; j < s->size; j++) {
 		memset(out, 0, sizeof(*out));
@@ -956,10 +1169,15 @@ struct model {
 	size_t n, cap;
 	int *X;
 	double *y, *L, *alpha, *kbuf;
-	double ls[MODEL_DIMS];   /* length scale per dimension, in units of the whole domain */
-	double *tab[MODEL_DIMS]; /* similarity of two values of a dimension at that scale */
-	double w1;               /* the weight of single effects; pairs get 1 - W0 - w1 */
-	int forest;              /* evolve-rf: a random forest shares the exploring slots */
+	double ls[MODEL_DIMS]; /* length scale per dimension, in units of the whole domain */
+	/*
+	 * The similarity of two values of a dimension at that scale, by a - b for
+	 * positions a and b: mid[i][a - b], from tab[i] (2 nv - 1 entries).
+	 */
+	double *tab[MODEL_DIMS];
+	const double *mid[MODEL_DIMS];
+	double w1;  /* the weight of single effects; pairs get 1 - W0 - w1 */
+	int forest; /* evolve-rf: a random forest shares the exploring slots */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -988,17 +1206,21 @@ static void model_free(struct model *m)
 	free(m);
 }
 
+/*
+ * The similarity depends only on how far apart two positions are: one entry
+ * per difference (a param may have 10**6 values, and a table of every pair
+ * would not fit).
+ */
 static void set_scale(struct model *m, size_t i, double ls)
 {
-	size_t a, b, n = m->nv[i];
+	size_t k, n = m->nv[i];
 
 	m->ls[i] = ls;
-	for (a = 0; a < n; a++)
-		for (b = 0; b < n; b++) {
-			double t = ((double)a - (double)b) / (double)(n - 1) / ls;
+	for (k = 0; k < n; k++) {
+		double t = (double)k / (double)(n - 1) / ls;
 
-			m->tab[i][a * n + b] = exp(-0.5 * t * t);
-		}
+		m->tab[i][n - 1 + k] = m->tab[i][n - 1 - k] = exp(-0.5 * t * t);
+	}
 }
 
 static long long gcd_ll(long long a, long long b)
@@ -1083,8 +1305,10 @@ static struct model *model_new(const struct search *s)
 	m->forest = s->strategy == STRATEGY_EVOLVE_RF;
 	for (i = 0; i < m->nord; i++)
 		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
-	for (i = 0; i < m->d; i++)
-		m->tab[i] = xcalloc(m->nv[i] * m->nv[i], sizeof(double));
+	for (i = 0; i < m->d; i++) {
+		m->tab[i] = xcalloc(2 * m->nv[i] - 1, sizeof(double));
+		m->mid[i] = m->tab[i] + m->nv[i] - 1;
+	}
 	return m;
 }
 
@@ -1150,7 +1374,7 @@ static double kernel(const struct model *m, const int *a, const int *b)
 	size_t i, d = m->d;
 
 	for (i = 0; i < d; i++) {
-		k = m->tab[i][(size_t)a[i] * m->nv[i] + (size_t)b[i]];
+		k = m->mid[i][a[i] - b[i]];
 		s1 += k;
 		s2 += k * k;
 	}

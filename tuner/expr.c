@@ -782,11 +782,13 @@ static const char *op_text(enum tok_kind k)
 
 static void set_int(struct val *v, long long i);
 
+/* The first variable of that name; the first letters are compared before the names (a hot loop). */
 static int lookup(const struct expr_scope *scope, const char *name, struct val *out)
 {
 	for (; scope; scope = scope->next)
 		for (size_t i = 0; i < scope->n; i++)
-			if (scope->vars[i].name && !strcmp(scope->vars[i].name, name)) {
+			if (scope->vars[i].name && scope->vars[i].name[0] == name[0] &&
+			    !strcmp(scope->vars[i].name, name)) {
 				set_int(out, scope->vars[i].value);
 				return 0;
 			}

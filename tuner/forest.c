@@ -40,6 +40,7 @@ struct builder {
 	struct rng *rng;
 	double *sum;    /* per level of the feature at hand */
 	size_t *cnt;    /* per level */
+	int *lev;       /* the levels a node holds */
 	size_t *feat;   /* the features, shuffled per node */
 	struct tree *t; /* the tree being grown */
 };
@@ -57,46 +58,54 @@ static int goes_left(int x, int thr, int eq)
 	return eq ? x == thr : x <= thr;
 }
 
-/* The split of one feature that most lowers the squared error, if better than *gain. */
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The split of one feature that most lowers the squared error, if better than
+ * *gain. Only the levels the node holds are walked, in increasing order: a
+ * feature may have 10**6 levels, a node at most the sample's points.
+ */
 static void best_split(struct builder *b, const size_t *idx, size_t m, size_t j, double total,
                        double *gain, int *thr, int *eq)
 {
-	size_t nv = b->nv[j], l, nl = 0;
+	size_t nv = b->nv[j], l, k, nlev = 0, nl = 0;
 	double sl = 0, base = total * total / (double)m, g;
 
 	if (nv < 2)
 		return;
-	memset(b->sum, 0, nv * sizeof(*b->sum));
-	memset(b->cnt, 0, nv * sizeof(*b->cnt));
 	for (l = 0; l < m; l++) {
 		int x = b->X[idx[l] * b->d + j];
 
 		b->sum[x] += b->y[idx[l]];
-		b->cnt[x]++;
+		if (!b->cnt[x]++)
+			b->lev[nlev++] = x;
 	}
-	for (l = 0; l + 1 < nv; l++) {
+	qsort(b->lev, nlev, sizeof(*b->lev), int_cmp);
+	for (k = 0; k < nlev && (size_t)b->lev[k] + 1 < nv; k++) {
+		l = (size_t)b->lev[k];
 		nl += b->cnt[l];
 		sl += b->sum[l];
-		if (nl < MIN_LEAF || m - nl < MIN_LEAF || !b->cnt[l])
+		if (nl < MIN_LEAF || m - nl < MIN_LEAF)
 			continue;
 		g = sl * sl / (double)nl + (total - sl) * (total - sl) / (double)(m - nl) - base;
 		if (g > *gain) {
-			size_t r = l + 1;
-
-			/* halfway to the next level seen: the unseen ones between go to the nearer
-			 * side */
-			while (r + 1 < nv && !b->cnt[r])
-				r++;
+			/* halfway to the next level held: the ones between go to the nearer side */
 			*gain = g;
-			*thr = (int)((l + r) / 2);
+			*thr = (int)((l + (size_t)b->lev[k + 1]) / 2);
 			*eq = 0;
 		}
 	}
 	/* one level against the rest: a block size or a tile count that stands out of its
 	 * neighbours */
-	for (l = 0; nv > 2 && l < nv; l++) {
-		size_t c = b->cnt[l];
+	for (k = 0; nv > 2 && k < nlev; k++) {
+		size_t c = b->cnt[b->lev[k]];
 
+		l = (size_t)b->lev[k];
 		if (c < MIN_LEAF || m - c < MIN_LEAF)
 			continue;
 		g = b->sum[l] * b->sum[l] / (double)c +
@@ -106,6 +115,10 @@ static void best_split(struct builder *b, const size_t *idx, size_t m, size_t j,
 			*thr = (int)l;
 			*eq = 1;
 		}
+	}
+	for (k = 0; k < nlev; k++) {
+		b->sum[b->lev[k]] = 0;
+		b->cnt[b->lev[k]] = 0;
 	}
 }
 
@@ -160,7 +173,7 @@ struct forest *forest_fit(const int *X, const double *y, size_t n, size_t d, con
                           size_t ntrees, struct rng *rng)
 {
 	struct forest *f = xcalloc(1, sizeof(*f));
-	struct builder b = {X, y, d, nv, rng, NULL, NULL, NULL, NULL};
+	struct builder b = {X, y, d, nv, rng, NULL, NULL, NULL, NULL, NULL};
 	size_t *idx = xcalloc(n + 1, sizeof(*idx)), maxnv = 1, i, t;
 
 	for (i = 0; i < d; i++)
@@ -168,6 +181,7 @@ struct forest *forest_fit(const int *X, const double *y, size_t n, size_t d, con
 			maxnv = nv[i];
 	b.sum = xcalloc(maxnv, sizeof(*b.sum));
 	b.cnt = xcalloc(maxnv, sizeof(*b.cnt));
+	b.lev = xcalloc(n + 1, sizeof(*b.lev));
 	b.feat = xcalloc(d + 1, sizeof(*b.feat));
 	for (i = 0; i < d; i++)
 		b.feat[i] = i;
@@ -181,6 +195,7 @@ struct forest *forest_fit(const int *X, const double *y, size_t n, size_t d, con
 	}
 	free(b.sum);
 	free(b.cnt);
+	free(b.lev);
 	free(b.feat);
 	free(idx);
 	return f;

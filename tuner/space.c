@@ -67,32 +67,68 @@ void space_point(const struct family *fam, unsigned long long idx, struct varian
 	}
 }
 
+static const long long *order_values; /* qsort() passes no context */
+
+static int position_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (order_values[x] != order_values[y])
+		return order_values[x] < order_values[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+size_t space_param_order(struct param *pa)
+{
+	size_t i, first = pa->nvalues;
+
+	free(pa->order);
+	pa->order = xcalloc(pa->nvalues + 1, sizeof(*pa->order));
+	for (i = 0; i < pa->nvalues; i++)
+		pa->order[i] = i;
+	order_values = pa->values;
+	qsort(pa->order, pa->nvalues, sizeof(*pa->order), position_cmp);
+	order_values = NULL;
+	for (i = 1; i < pa->nvalues; i++)
+		if (pa->values[pa->order[i]] == pa->values[pa->order[i - 1]] &&
+		    pa->order[i] < first)
+			first = pa->order[i];
+	return first;
+}
+
 long long space_value_index(const struct param *pa, long long value)
 {
-	size_t i;
+	size_t i, lo = 0, hi = pa->nvalues;
 
-	for (i = 0; i < pa->nvalues; i++)
-		if (pa->values[i] == value)
-			return (long long)i;
-	return -1;
+	if (!pa->order) {
+		/* a domain made by hand: looked through */
+		for (i = 0; i < pa->nvalues; i++)
+			if (pa->values[i] == value)
+				return (long long)i;
+		return -1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pa->values[pa->order[mid]] < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pa->nvalues && pa->values[pa->order[lo]] == value ? (long long)pa->order[lo]
+	                                                              : -1;
 }
 
 int space_in_domain(const struct family *fam, const struct variant *va, int *bad)
 {
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < fam->nparams; i++) {
-		const struct param *p = &fam->params[i];
-
-		for (j = 0; j < p->nvalues; j++)
-			if (p->values[j] == va->v[i])
-				break;
-		if (j == p->nvalues) {
+	for (i = 0; i < fam->nparams; i++)
+		if (space_value_index(&fam->params[i], va->v[i]) < 0) {
 			if (bad)
 				*bad = (int)i;
 			return 0;
 		}
-	}
 	if (bad)
 		*bad = -1;
 	return 1;

@@ -17,15 +17,19 @@
 
 /* Limits on what a config may ask for: file sizes, one buffer's bytes. */
 #define CONFIG_MAX_FILE_BYTES   (4u << 20)
-#define CONFIG_MAX_DEPTH        64  /* YAML collections nested in one another */
-#define CONFIG_MAX_ANCHORS      100 /* YAML anchors ('&name') in one file */
-#define CONFIG_MAX_EXPANDED     (4 * CONFIG_MAX_FILE_BYTES) /* a file's bytes, aliases repeated */
+#define CONFIG_MAX_DEPTH        64          /* YAML collections nested in one another */
+#define CONFIG_MAX_ANCHORS      100         /* YAML anchors ('&name') in one file */
+#define CONFIG_MAX_ALIASED      (16u << 20) /* bytes that aliases repeat, in all */
 #define CONFIG_MAX_BUFFER_BYTES (64ULL << 30)
+
+/* A sidecar may be bigger: an imported landscape lists up to 10**6 values of a param. */
+#define CONFIG_MAX_SIDECAR_BYTES (64u << 20)
 
 struct param {
 	char *name;
 	long long *values; /* the declared domain, in the sidecar's order */
 	size_t nvalues;
+	size_t *order; /* its positions sorted by value, to find one; NULL: looked through */
 	int line;
 };
 

@@ -20,6 +20,7 @@ struct import_param {
 	long long *values; /* the domain: integers, or the codes 0..n-1 */
 	char **labels;     /* coded: each value as the file writes it ("0.5", "'row'"), else NULL */
 	double *num;       /* coded: each label's number (NAN for a string) */
+	size_t *order;     /* the positions sorted by value, to find one; NULL: look through */
 	int coded;
 	long long deflt; /* the declared default, as a value of the domain; -1 index when none */
 	int has_default;

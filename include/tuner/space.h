@@ -27,6 +27,14 @@ void space_point(const struct family *fam, unsigned long long idx, struct varian
 int space_in_domain(const struct family *fam, const struct variant *va, int *bad);
 /* The baseline variant from the sidecar. */
 void space_baseline(const struct family *fam, struct variant *out);
+/*
+ * Sort the positions of pa's domain by value (pa->order), so that
+ * space_value_index() bisects them: a landscape's param may have 10**6
+ * values. The first position whose value came earlier in the domain, or
+ * nvalues when none did. The loader does it; a domain made by hand without
+ * it is looked through.
+ */
+size_t space_param_order(struct param *pa);
 /* The position of value in param pa's domain, -1 when it is not there. */
 long long space_value_index(const struct param *pa, long long value);
 /*

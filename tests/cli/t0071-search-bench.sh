@@ -2,7 +2,7 @@
 # landscape given (T4 files found with their T1 beside them, gzipped or not), each seed's count
 # behind the table's median, the baseline replaced by the median configuration where the declared
 # default is within 5% of the optimum (and said), runs that repeat with their seeds, the picture,
-# and a clear error for a landscape that is not there.
+# a budget that bounds every run, and a clear error for a landscape that is not there.
 . tests/cli/lib.sh
 
 FIX="$TOP/tests/fixtures/import"
@@ -63,6 +63,16 @@ expect_rc 0 "the benchmark again"
 grep '^<!--' "$TMP/first" >"$TMP/seeds1"
 grep '^<!--' "$TMP/out" >"$TMP/seeds2"
 cmp -s "$TMP/seeds1" "$TMP/seeds2" || fail "the same seeds gave other counts: $(diff "$TMP/seeds1" "$TMP/seeds2" | head -4)"
+
+# --budget: no run takes more evaluations (a landscape recorded in part would keep doubling)
+bench --strategies random,evolve --budget 8 "$LS/toy_gpu_T4.json.gz"
+expect_rc 0 "the benchmark with a budget"
+python3 - "$TMP/out" <<'PY' || fail "every count within the budget of 8: $(grep '^<!--' "$TMP/out")"
+import re, sys
+counts = re.findall(r"<!-- \S+ \S+ within 2% per seed: ([\dx ]+) -->", open(sys.argv[1]).read())
+assert len(counts) == 2, counts
+assert all(c == "x" or int(c) <= 8 for line in counts for c in line.split()), counts
+PY
 
 # a landscape that is not there: an error naming it, no table
 bench --strategies random "$LS/missing_gpu_T4.json"

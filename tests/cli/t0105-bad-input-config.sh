@@ -59,7 +59,7 @@ sed -i '/^constraints:/,/^smem_bytes:/{/^smem_bytes:/!d}' "$TMP/k/transpose.yaml
 python3 - >>"$TMP/k/transpose.yaml" <<'EOF'
 print('constraints: [&c "' + ' + '.join(['TILE'] * 300) + ' > 0"' + ', *c' * 250000 + ']')
 EOF
-refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:20:34043: aliases expand the document past 16 MiB" \
+refused "$TMP/job.yaml" "$TMP/k/transpose.yaml:20:34047: aliases repeat more than 16 MiB of the document" \
 	"250000 aliases of a constraint"
 cp "$TMP/good/transpose.yaml" "$TMP/k/"
 

@@ -14,6 +14,7 @@
 
 #include "capture.h"
 #include "tuner/config.h"
+#include "tuner/space.h"
 
 #define FIX "tests/fixtures/config/"
 
@@ -305,6 +306,76 @@ static void test_family_param_index(void **state)
 	family_release(&fam);
 }
 
+/* A landscape sidecar of two params: n, 10**6 multiples of 3 in a scrambled order, and bs. */
+static void wide_sidecar(const char *path, const char *extra)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i, n = 1000000;
+	FILE *f;
+
+	sb_adds(&sb, "name: wide\nlandscape: true\nparams:\n  n: [");
+	for (i = 0; i < n; i++)
+		sb_addf(&sb, "%s%zu", i ? ", " : "", (i * 999983) % n * 3);
+	sb_addf(&sb, "%s]\n  bs: [32, 64]\nconstraints:\n  - \"n %% bs == 0\"\n", extra);
+	sb_adds(&sb, "baseline: {n: 0, bs: 32}\n");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(sb.buf, f);
+	fclose(f);
+	sb_release(&sb);
+}
+
+/*
+ * A landscape's param may have 10**6 values, as the importer writes them: its
+ * sidecar (7 MB) loads, past the 4 MiB of a hand-written file; a value listed
+ * twice is found by sorting, not by comparing every pair (hours: the alarm is
+ * the failure); and a value's position by bisection.
+ */
+static void test_family_wide_param(void **state)
+{
+	char dir[] = "/tmp/tuner-wide-XXXXXX", path[256];
+	const struct param *p;
+	struct family fam;
+	struct variant va;
+	size_t i;
+	int bad;
+
+	alarm(30);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/wide.yaml", dir);
+	wide_sidecar(path, "");
+	family_ok(path, &fam);
+	p = &fam.params[0];
+	assert_int_equal(p->nvalues, 1000000);
+	for (i = 0; i < p->nvalues; i += 997)
+		assert_int_equal(space_value_index(p, p->values[i]), (long long)i);
+	for (i = 0; p->values[i] != 2999997; i++)
+		;
+	assert_int_equal(space_value_index(p, 2999997), (long long)i);
+	assert_int_equal(space_value_index(p, 1), -1);
+	assert_int_equal(space_value_index(p, 3000000), -1);
+	assert_int_equal(space_value_index(p, -3), -1);
+	memset(&va, 0, sizeof(va));
+	va.v[0] = 2999997;
+	va.v[1] = 64;
+	assert_true(space_in_domain(&fam, &va, &bad));
+	assert_int_equal(bad, -1);
+	va.v[1] = 48;
+	assert_false(space_in_domain(&fam, &va, &bad));
+	assert_int_equal(bad, 1);
+	family_release(&fam);
+	/* the first value again, at the end: named where it is repeated */
+	wide_sidecar(path, ", 0");
+	capture_start();
+	assert_int_equal(family_load(path, &fam), -1);
+	if (!strstr(captured, "wide.yaml:4:") ||
+	    !strstr(captured, "duplicate value 0 in param 'n'"))
+		fail_msg("%s", captured);
+	unlink(path);
+	rmdir(dir);
+	alarm(0);
+}
+
 static void test_family_missing_file(void **state)
 {
 	struct family fam;
@@ -508,6 +579,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_family, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_family_optional_keys, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_family_param_index, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_family_wide_param, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_family_missing_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_paths_from_other_cwd, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_default_configs, setup, teardown),

@@ -1543,6 +1543,248 @@ static void test_sparse_big_space_fills_generations(void **state)
 	free(big.fam.constraints);
 }
 
+/*
+ * A param of 500,000 values (an imported landscape's may have 10**6): the
+ * surrogate's similarity of two values is kept per distance between their
+ * positions, not per pair (500,000 squared doubles: out of memory before), and
+ * the forest's splits walk only the levels a node holds. evolve and evolve-rf
+ * fill their generations with new valid points.
+ */
+static void test_wide_param_model(void **state)
+{
+	static const char *const strategies[] = {"evolve", "evolve-rf"};
+	static long long bs[] = {1, 2};
+	static struct problem none = {.ndims = 0};
+	enum { NV = 500000 };
+	long long *dom = calloc(NV, sizeof(*dom));
+	struct config w;
+	struct candidate cands[16];
+	struct expr_err err;
+	struct member m;
+	size_t i, k, n;
+	int gen;
+
+	assert_non_null(dom);
+	for (i = 0; i < NV; i++)
+		dom[i] = 2 * (long long)i;
+	memset(&w, 0, sizeof(w));
+	w.fam.name = "wide";
+	w.fam.problem = &none;
+	w.fam.nparams = 2;
+	w.fam.params[0].name = (char *)"N";
+	w.fam.params[0].values = dom;
+	w.fam.params[0].nvalues = NV;
+	w.fam.params[1].name = (char *)"B";
+	w.fam.params[1].values = bs;
+	w.fam.params[1].nvalues = 2;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(space_param_order(&w.fam.params[i]), w.fam.params[i].nvalues);
+	w.fam.constraints = calloc(1, sizeof(*w.fam.constraints));
+	assert_non_null(w.fam.constraints);
+	w.fam.constraints[0].e = expr_parse("N % 3 != 1", &err);
+	assert_non_null(w.fam.constraints[0].e);
+	w.fam.nconstraints = 1;
+	w.fam.baseline[0] = 0;
+	w.fam.baseline[1] = 1;
+	w.elite = 3;
+	w.margin = 0.03;
+	w.population = 16;
+	for (k = 0; k < ARRAY_SIZE(strategies); k++) {
+		struct search *s = search_new(&w, strategies[k], 5);
+
+		assert_non_null(s);
+		for (gen = 0; gen < 4; gen++) {
+			n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+			if (n != ARRAY_SIZE(cands))
+				fail_msg("%s, generation %d: %zu candidates of 16", strategies[k],
+				         gen, n);
+			for (i = 0; i < n; i++) {
+				assert_int_not_equal(cands[i].va.v[0] % 3, 1);
+				memset(&m, 0, sizeof(m));
+				m.va = cands[i].va;
+				m.id = (long long)(gen * 16 + (int)i + 1);
+				m.nshapes = 1;
+				/* better nearer N = 600,000 */
+				m.fitness =
+				    1.0 / (1.0 + fabs((double)cands[i].va.v[0] - 6e5) / 1e4 +
+				           (double)cands[i].va.v[1]);
+				m.fitness_lo = m.fitness * 0.99;
+				m.fitness_hi = m.fitness * 1.01;
+				m.speedup[0] = m.fitness;
+				m.speedup_lo[0] = m.fitness_lo;
+				m.speedup_hi[0] = m.fitness_hi;
+				search_observe(s, &cands[i].va, &m);
+			}
+		}
+		search_free(s);
+	}
+	for (i = 0; i < 2; i++)
+		free(w.fam.params[i].order);
+	expr_free(w.fam.constraints[0].e);
+	free(w.fam.constraints);
+	free(dom);
+}
+
+/* A family by hand: nparams params of the same domain, the constraints, no shapes. */
+static void hand_family(struct config *c, const char *name, size_t nparams, long long *dom,
+                        size_t nvalues, const char *const *cons, size_t ncons)
+{
+	static char names[TUNER_MAX_PARAMS][8];
+	static struct problem none = {.ndims = 0};
+	struct expr_err err;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->fam.name = (char *)name;
+	c->fam.problem = &none;
+	c->fam.nparams = nparams;
+	for (i = 0; i < nparams; i++) {
+		snprintf(names[i], sizeof(names[i]), "P%zu", i);
+		c->fam.params[i].name = names[i];
+		c->fam.params[i].values = dom;
+		c->fam.params[i].nvalues = nvalues;
+	}
+	c->fam.constraints = calloc(ncons + 1, sizeof(*c->fam.constraints));
+	assert_non_null(c->fam.constraints);
+	for (i = 0; i < ncons; i++) {
+		c->fam.constraints[i].e = expr_parse(cons[i], &err);
+		if (!c->fam.constraints[i].e)
+			fail_msg("cannot parse '%s': %s", cons[i], err.msg);
+	}
+	c->fam.nconstraints = ncons;
+	c->elite = 3;
+	c->margin = 0.03;
+	c->population = 16;
+}
+
+static void hand_family_release(struct config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->fam.nconstraints; i++)
+		expr_free(c->fam.constraints[i].e);
+	free(c->fam.constraints);
+}
+
+/* Observe every candidate, fitness better nearer P0 = 10 (a landscape, so that models have one). */
+static void observe_all(struct search *s, const struct candidate *cands, size_t n, int gen)
+{
+	struct member m;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&m, 0, sizeof(m));
+		m.va = cands[i].va;
+		m.id = (long long)(gen * 16 + (int)i + 1);
+		m.nshapes = 1;
+		m.fitness = 1.0 / (1.0 + fabs((double)cands[i].va.v[0] - 10));
+		m.fitness_lo = m.fitness * 0.99;
+		m.fitness_hi = m.fitness * 1.01;
+		m.speedup[0] = m.fitness;
+		m.speedup_lo[0] = m.fitness_lo;
+		m.speedup_hi[0] = m.fitness_hi;
+		search_observe(s, &cands[i].va, &m);
+	}
+}
+
+/*
+ * 64 valid points of 16.7M (1 in 262,144): drawn at random, 65,536 draws find
+ * one only one time in five, and generations came up empty. A space too big
+ * to scan has its valid points listed once (the walk leaves a branch as soon
+ * as a constraint on the params set so far fails): random proposes all 64, in
+ * full generations, then nothing; evolve and evolve1 fill theirs.
+ */
+static void test_very_sparse_big_space_listed(void **state)
+{
+	static const char *const cons[] = {"P0 == P1", "P1 == P2", "P2 == P3"};
+	static const char *const strategies[] = {"evolve", "evolve1", "evolve-rf"};
+	static long long dom[64];
+	struct candidate cands[16];
+	struct config c;
+	int seen[64] = {0};
+	size_t i, k, n, total = 0;
+	int gen;
+
+	for (i = 0; i < 64; i++)
+		dom[i] = (long long)i;
+	hand_family(&c, "sparse", 4, dom, 64, cons, ARRAY_SIZE(cons));
+	{
+		struct search *s = search_new(&c, "random", 3);
+
+		for (gen = 0; gen < 6; gen++) {
+			n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+			if (n != (gen < 4 ? 16u : 0u))
+				fail_msg("random, generation %d: %zu candidates", gen, n);
+			for (i = 0; i < n; i++) {
+				const long long *v = cands[i].va.v;
+
+				assert_true(v[0] == v[1] && v[1] == v[2] && v[2] == v[3]);
+				assert_false(seen[v[0]]++);
+			}
+			total += n;
+			observe_all(s, cands, n, gen);
+		}
+		assert_int_equal(total, 64);
+		search_free(s);
+	}
+	for (k = 0; k < ARRAY_SIZE(strategies); k++) {
+		struct search *s = search_new(&c, strategies[k], 3);
+
+		for (gen = 0; gen < 3; gen++) {
+			n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+			if (n != ARRAY_SIZE(cands))
+				fail_msg("%s, generation %d: %zu candidates of 16", strategies[k],
+				         gen, n);
+			for (i = 0; i < n; i++)
+				assert_true(cands[i].va.v[0] == cands[i].va.v[3]);
+			observe_all(s, cands, n, gen);
+		}
+		search_free(s);
+	}
+	hand_family_release(&c);
+}
+
+/*
+ * Where the valid points cannot be listed (here the space's 4**32 points do
+ * not even have an index), a draw sets the params in turn and starts again as
+ * soon as a constraint on those set fails: as uniform over the valid points
+ * as a whole draw and a check. Of the 10 valid pairs (P0, P1), each comes up
+ * about as often in 2,000 draws (200 expected, 3.2 standard deviations either
+ * side allowed).
+ */
+static void test_unlisted_draws_uniform(void **state)
+{
+	static const char *const cons[] = {"P0 <= P1", "P30 + P31 != 6"};
+	static long long dom[4] = {0, 1, 2, 3};
+	struct candidate cands[16];
+	struct config c;
+	int count[4][4] = {{0}}, gen;
+	size_t i, a, b;
+
+	hand_family(&c, "huge", 32, dom, 4, cons, ARRAY_SIZE(cons));
+	{
+		struct search *s = search_new(&c, "random", 9);
+
+		for (gen = 0; gen < 125; gen++) {
+			assert_int_equal(search_propose(s, gen, cands, 16, NULL, NULL), 16);
+			for (i = 0; i < 16; i++) {
+				const long long *v = cands[i].va.v;
+
+				assert_true(v[0] <= v[1] && v[30] + v[31] != 6);
+				count[v[0]][v[1]]++;
+			}
+			observe_all(s, cands, 16, gen);
+		}
+		search_free(s);
+	}
+	for (a = 0; a < 4; a++)
+		for (b = a; b < 4; b++)
+			if (count[a][b] < 155 || count[a][b] > 245)
+				fail_msg("(P0, P1) = (%zu, %zu) drawn %d times of 2000", a, b,
+				         count[a][b]);
+	hand_family_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1578,6 +1820,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unknown_strategy, setup, teardown),
 	    cmocka_unit_test(test_origin_names),
 	    cmocka_unit_test(test_sparse_big_space_fills_generations),
+	    cmocka_unit_test(test_wide_param_model),
+	    cmocka_unit_test(test_very_sparse_big_space_listed),
+	    cmocka_unit_test(test_unlisted_draws_uniform),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tuner/forest.h"
 #include "tuner/rng.h"
@@ -144,6 +145,50 @@ static void test_forest_deterministic(void **state)
 	forest_free(h);
 }
 
+/*
+ * A feature of 10**6 levels (a landscape's param of 10**6 values), of which
+ * the points hold 1000: the same trees as over those levels ranked 0..999 (a
+ * split only sees the levels its node holds, in the same order), so the same
+ * prediction at every point. Each node walked all 10**6 levels before, a
+ * minute for this fit: the alarm is the failure.
+ */
+static void test_forest_many_levels(void **state)
+{
+	enum { N = 1000 };
+	static const size_t wide[3] = {1000000, 1000000, 4}, ranked[3] = {N, N, 4};
+	int Xw[N * 3], Xr[N * 3];
+	double y[N], mw, vw, mr, vr;
+	struct forest *fw, *fr;
+	struct rng r;
+	size_t i;
+
+	alarm(30);
+	for (i = 0; i < N; i++) {
+		/* 997 and 7919 are prime to N: the second feature ranks the points in another order
+		 */
+		Xw[i * 3] = (int)(i * 997);
+		Xr[i * 3] = (int)i;
+		Xw[i * 3 + 1] = (int)(i * 7919 % N * 1000);
+		Xr[i * 3 + 1] = (int)(i * 7919 % N);
+		Xw[i * 3 + 2] = Xr[i * 3 + 2] = (int)(i % 4);
+		y[i] =
+		    (i < N / 3 ? 2.0 : 0.0) + 0.1 * (double)(i % 4) + 1e-4 * (double)(i * 37 % N);
+	}
+	rng_seed(&r, 11);
+	fw = forest_fit(Xw, y, N, 3, wide, TREES, &r);
+	rng_seed(&r, 11);
+	fr = forest_fit(Xr, y, N, 3, ranked, TREES, &r);
+	for (i = 0; i < N; i++) {
+		forest_predict(fw, &Xw[i * 3], &mw, &vw);
+		forest_predict(fr, &Xr[i * 3], &mr, &vr);
+		assert_true(mw == mr && vw == vr);
+		assert_true(i < N / 3 ? mw > 1 : mw < 1);
+	}
+	forest_free(fw);
+	forest_free(fr);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +196,7 @@ int main(void)
 	    cmocka_unit_test(test_forest_single_level),
 	    cmocka_unit_test(test_forest_unseen_levels_halfway),
 	    cmocka_unit_test(test_forest_deterministic),
+	    cmocka_unit_test(test_forest_many_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

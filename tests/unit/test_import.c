@@ -719,6 +719,76 @@ static void test_read_large(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A T1 may declare 10**6 values of a param (the most it may): every result's
+ * value is found by bisection of the sorted domain, not by a walk through it
+ * (50,000 results at the end of the domain took a minute so, a second now:
+ * the alarm is the failure). Coded values (floats) the same way. An error
+ * lists the first values of the domain only. A space too big to count the
+ * points without a result still has its results recorded as breaking the
+ * restrictions checked against them.
+ */
+static void test_read_wide(void **state)
+{
+	char dir[] = "/tmp/tuner-wide-XXXXXX", res[256], spc[256];
+	struct import_landscape ls;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	alarm(30);
+	assert_non_null(mkdtemp(dir));
+	snprintf(res, sizeof(res), "%s/wide_cache.json", dir);
+	snprintf(spc, sizeof(spc), "%s/wide_T1.json", dir);
+	put(spc,
+	    "{\"General\": {\"BenchmarkName\": \"wide\"}, \"ConfigurationSpace\": {"
+	    "\"TuningParameters\": [{\"Name\": \"n\", \"Values\": \"list(range(1, 1000001))\"},"
+	    "{\"Name\": \"bs\", \"Values\": \"[32, 64]\"},"
+	    "{\"Name\": \"f\", \"Values\": \"[i / 4 for i in range(1, 100001)]\"}],"
+	    "\"Conditions\": [\"n % bs == 0 or bs == 32\"]}}");
+	sb_adds(&sb, "{\"tune_params_keys\": [\"n\", \"bs\", \"f\"], \"tune_params\": "
+	             "{\"n\": [1], \"bs\": [32], \"f\": [1]}, \"cache\": {");
+	for (i = 0; i < 50000; i++)
+		sb_addf(&sb, "%s\"%zu\": {\"n\": %zu, \"bs\": 32, \"f\": %.2f, \"time\": %zu.5}",
+		        i ? ", " : "", i, 1000000 - i, (double)(100000 - i % 1000) / 4, 1 + i % 7);
+	/* recorded as breaking the restrictions, which admit it: said however big the space */
+	sb_adds(&sb, ", \"x\": {\"n\": 5, \"bs\": 32, \"f\": 0.25, \"time\": \"InvalidConfig\"}}}");
+	put(res, sb.buf);
+	warned[0] = '\0';
+	set_error_routine(keep_warning);
+	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), 0);
+	capture_start();
+	if (!strstr(warned, "the space has more than 10000000 configurations") ||
+	    !strstr(warned, "1 results are recorded as breaking the restrictions"))
+		fail_msg("warned: %s", warned);
+	assert_int_equal(ls.params[0].n, 1000000);
+	assert_true(ls.params[2].coded);
+	assert_int_equal(ls.nentries, 50001);
+	for (i = 0; i < 50000; i++) {
+		assert_int_equal(ls.entries[i].v[0], 1000000 - (long long)i);
+		assert_int_equal(ls.entries[i].v[1], 32);
+		/* f = k / 4 is code k - 1 */
+		assert_int_equal(ls.entries[i].v[2], 100000 - (long long)(i % 1000) - 1);
+	}
+	import_release(&ls);
+	/* a value outside: the first 32 values of the domain, and how many */
+	sb_reset(&sb);
+	sb_adds(&sb, "{\"tune_params_keys\": [\"n\", \"bs\", \"f\"], \"tune_params\": "
+	             "{\"n\": [1], \"bs\": [32], \"f\": [1]}, \"cache\": {"
+	             "\"x\": {\"n\": 1000001, \"bs\": 32, \"f\": 0.25, \"time\": 1.0}}}");
+	put(res, sb.buf);
+	capture_start();
+	assert_int_equal(import_read(res, spc, "gpu", NULL, &ls), -1);
+	if (!strstr(captured, "n = 1000001 is not in its declared domain [1, 2, 3,") ||
+	    !strstr(captured, "31, 32, ... (1000000 values)]"))
+		fail_msg("%s", captured);
+	import_release(&ls);
+	sb_release(&sb);
+	unlink(res);
+	unlink(spc);
+	rmdir(dir);
+	alarm(0);
+}
+
 /* What the file and the translation disagree on, and what cannot be read, is an error. */
 static void test_read_errors(void **state)
 {
@@ -837,6 +907,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_read_old_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_large, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_wide, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 	};
 
