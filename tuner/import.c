@@ -151,16 +151,19 @@ static struct import_lit domain_lit(const struct import_param *p, size_t i)
 	return d;
 }
 
-static const struct import_param *order_param; /* qsort() passes no context */
+/* A domain value and its position: sorted without a context that qsort() cannot pass. */
+struct placed_lit {
+	struct import_lit lit;
+	size_t i;
+};
 
-static int position_order(const void *a, const void *b)
+static int placed_lit_order(const void *a, const void *b)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	struct import_lit lx = domain_lit(order_param, x), ly = domain_lit(order_param, y);
-	const struct import_lit *px = &lx, *py = &ly;
+	const struct placed_lit *x = a, *y = b;
+	const struct import_lit *px = &x->lit, *py = &y->lit;
 	int c = lit_order(&px, &py);
 
-	return c ? c : (x > y) - (x < y);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
 /*
@@ -171,21 +174,22 @@ static int position_order(const void *a, const void *b)
  */
 static int order_build(struct import_param *p)
 {
+	struct placed_lit *r = xcalloc(p->n + 1, sizeof(*r));
 	size_t i;
 	int dup = 0;
 
-	p->order = xcalloc(p->n + 1, sizeof(*p->order));
-	for (i = 0; i < p->n; i++)
-		p->order[i] = i;
-	order_param = p;
-	qsort(p->order, p->n, sizeof(*p->order), position_order);
-	order_param = NULL;
-	for (i = 1; i < p->n && !dup; i++) {
-		struct import_lit a = domain_lit(p, p->order[i - 1]),
-				  b = domain_lit(p, p->order[i]);
-
-		dup = lit_same(&a, &b);
+	for (i = 0; i < p->n; i++) {
+		r[i].lit = domain_lit(p, i);
+		r[i].i = i;
 	}
+	qsort(r, p->n, sizeof(*r), placed_lit_order);
+	p->order = xcalloc(p->n + 1, sizeof(*p->order));
+	for (i = 0; i < p->n; i++) {
+		p->order[i] = r[i].i;
+		if (i && !dup)
+			dup = lit_same(&r[i - 1].lit, &r[i].lit);
+	}
+	free(r);
 	return dup;
 }
 

@@ -67,32 +67,44 @@ void space_point(const struct family *fam, unsigned long long idx, struct varian
 	}
 }
 
-static const long long *order_values; /* qsort() passes no context */
+/* A value and its position, sorted by value, then position: no context for qsort() to need. */
+struct placed {
+	long long v;
+	size_t i;
+};
 
-static int position_cmp(const void *a, const void *b)
+static int placed_cmp(const void *a, const void *b)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const struct placed *x = a, *y = b;
 
-	if (order_values[x] != order_values[y])
-		return order_values[x] < order_values[y] ? -1 : 1;
-	return (x > y) - (x < y);
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
 }
 
+/*
+ * Sort pa's positions by value into pa->order; the first position (in the
+ * sidecar's order) whose value repeats one before it, or nvalues. Threads load
+ * families at once (tuner serve's lanes), so nothing here is static.
+ */
 size_t space_param_order(struct param *pa)
 {
+	struct placed *r = xcalloc(pa->nvalues + 1, sizeof(*r));
 	size_t i, first = pa->nvalues;
 
+	for (i = 0; i < pa->nvalues; i++) {
+		r[i].v = pa->values[i];
+		r[i].i = i;
+	}
+	qsort(r, pa->nvalues, sizeof(*r), placed_cmp);
 	free(pa->order);
 	pa->order = xcalloc(pa->nvalues + 1, sizeof(*pa->order));
-	for (i = 0; i < pa->nvalues; i++)
-		pa->order[i] = i;
-	order_values = pa->values;
-	qsort(pa->order, pa->nvalues, sizeof(*pa->order), position_cmp);
-	order_values = NULL;
-	for (i = 1; i < pa->nvalues; i++)
-		if (pa->values[pa->order[i]] == pa->values[pa->order[i - 1]] &&
-		    pa->order[i] < first)
-			first = pa->order[i];
+	for (i = 0; i < pa->nvalues; i++) {
+		pa->order[i] = r[i].i;
+		if (i && r[i].v == r[i - 1].v && r[i].i < first)
+			first = r[i].i;
+	}
+	free(r);
 	return first;
 }
 
