@@ -648,22 +648,16 @@ static int ranked_name_cmp(const void *a, const void *b)
 	return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-static int same_name(const struct ranked *a, const struct ranked *b)
-{
-	return !strcmp(a->name, b->name);
-}
-
 /*
  * Of n entries sorted by name, then place, the first in the file's order that repeats one
  * before it: its place, and in *first the place of the one it repeats; SIZE_MAX when none does.
  */
-static size_t first_repeat(const struct ranked *r, size_t n,
-                           int (*same)(const struct ranked *, const struct ranked *), size_t *first)
+static size_t first_repeat(const struct ranked *r, size_t n, size_t *first)
 {
 	size_t i, g = 0, best = SIZE_MAX;
 
 	for (i = 1; i < n; i++) {
-		if (!same(&r[i - 1], &r[i])) {
+		if (strcmp(r[i - 1].name, r[i].name)) {
 			g = i; /* a group of equal entries begins, its first in the file's order */
 		} else if (i == g + 1 && r[i].i < best) {
 			best = r[i].i;
@@ -692,7 +686,7 @@ static size_t repeated_key(struct ysrc *s, const yaml_node_t *n, size_t *first)
 		}
 	}
 	qsort(r, m, sizeof(*r), ranked_name_cmp);
-	rep = first_repeat(r, m, same_name, first);
+	rep = first_repeat(r, m, first);
 	free(r);
 	return rep;
 }

@@ -567,9 +567,9 @@ static int random_new(struct search *s, struct variant *out, seen_fn seen, void 
 
 	if (s->random_dry || !s->size)
 		return 0;
-	if (s->size > SCAN_LIMIT && list_valid(s))
-		return listed_new(s, out, seen, ctx);
 	if (s->size > SCAN_LIMIT) {
+		if (list_valid(s))
+			return listed_new(s, out, seen, ctx);
 		for (t = 0; t < RANDOM_TRIES_BIG; t++)
 			if (draw_checked(s, out) && is_new(s, out, seen, ctx))
 				return 1;
