@@ -132,6 +132,9 @@ refused "$TMP/ed/job.yaml" "$TMP/ed/job.yaml:5:7: unknown dim 'Dbbbbbbbbb" "a di
 
 # /dev/zero as the config, the template or the reference: a size limit, not all memory.
 refused /dev/zero "cannot read config '/dev/zero': larger than 4 MiB" "/dev/zero as the config"
+sed "s#^template: .*#template: /dev/zero#" "$TMP/job.yaml" >"$TMP/zero-side.yaml"
+refused "$TMP/zero-side.yaml" "cannot read template '/dev/zero': larger than 64 MiB" \
+	"/dev/zero as the sidecar (a sidecar's limit is 64 MiB)"
 sed -i 's#^source: .*#source: /dev/zero#' "$TMP/k/transpose.yaml"
 refused "$TMP/job.yaml" "cannot read source '/dev/zero'" "/dev/zero as the template"
 cp "$TMP/good/transpose.yaml" "$TMP/k/"
