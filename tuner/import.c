@@ -1397,6 +1397,7 @@ struct writer {
 	const struct config *cfg;
 	long long run;
 	const char *device;
+	const char *options; /* as a run records them, so a run may write into this database */
 	double base, base_lo, base_hi; /* the baseline's cost and interval */
 };
 
@@ -1418,7 +1419,7 @@ static int write_entry(const struct writer *w, const struct import_entry *e)
 	template_variant_hash(cfg, &va, hash);
 	params = space_format(&cfg->fam, &va);
 	r = db_variant_upsert(w->db, hash, cfg->fam.name, cfg->fam.source_hash, cfg->arch.name,
-	                      params, "", &vid, &created);
+	                      params, w->options, &vid, &created);
 	free(params);
 	if (r < 0)
 		return -1;
@@ -1464,10 +1465,14 @@ static int write_db(const struct import_landscape *ls, const struct config *cfg,
 	const struct import_entry *base = find_entry(ls, ls->baseline);
 	struct run_info ri;
 	struct writer w;
-	char *shapes = shapes_json_of(cfg);
-	size_t i;
+	char *shapes = shapes_json_of(cfg), *options;
+	char **opts;
+	size_t i, nopts;
 	int r = -1;
 
+	opts = template_options(cfg, 0, &nopts);
+	options = template_options_text(opts, nopts);
+	template_options_free(opts, nopts);
 	memset(&w, 0, sizeof(w));
 	memset(&ri, 0, sizeof(ri));
 	if (!base)
@@ -1490,6 +1495,7 @@ static int write_db(const struct import_landscape *ls, const struct config *cfg,
 	ri.gpu = 1; /* measured on a GPU, if not by tuner */
 	w.cfg = cfg;
 	w.device = ls->device;
+	w.options = options;
 	w.base = base->cost;
 	cost_interval(base, &w.base_lo, &w.base_hi);
 	if (db_begin(w.db) < 0)
@@ -1512,6 +1518,7 @@ out:
 	if (w.db)
 		db_close(w.db);
 	free(shapes);
+	free(options);
 	return r;
 }
 

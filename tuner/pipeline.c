@@ -20,21 +20,6 @@ enum stage { STAGE_DONE, STAGE_COMPILE, STAGE_GPU };
 
 /* ------------------------------------------------------------- lifetime */
 
-static char *join_options(char **opts, size_t n)
-{
-	struct strbuf sb = STRBUF_INIT;
-	size_t i;
-
-	sb_adds(&sb, "");
-	for (i = 0; i < n; i++) {
-		/* the include path is where this checkout lives, not part of the variant */
-		if (!strncmp(opts[i], "-I", 2))
-			continue;
-		sb_addf(&sb, "%s%s", sb.len ? " " : "", opts[i]);
-	}
-	return sb_detach(&sb);
-}
-
 static void tools_add(struct pipeline *p, const struct shape *sh, size_t sp)
 {
 	const struct problem *pb = p->cfg->fam.problem;
@@ -97,7 +82,7 @@ int pipeline_init(struct pipeline *p, const struct config *cfg, struct db *db, l
 	compile_pool_set_timeout(p->pool, cfg->compile_timeout_s);
 	p->options = template_options(cfg, 0, &p->noptions);
 	p->san_options = template_options(cfg, 1, &p->nsan_options);
-	p->options_text = join_options(p->options, p->noptions);
+	p->options_text = template_options_text(p->options, p->noptions);
 	p->nspecs = space_specs(cfg, p->specs, p->shape_spec);
 	for (i = 0; i < cfg->nshapes; i++)
 		p->shape[p->nshapes++] = &cfg->shapes[i];

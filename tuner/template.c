@@ -76,6 +76,20 @@ void template_options_free(char **opts, size_t n)
 	free(opts);
 }
 
+char *template_options_text(char **opts, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	sb_adds(&sb, "");
+	for (i = 0; i < n; i++) {
+		if (!strncmp(opts[i], "-I", 2))
+			continue;
+		sb_addf(&sb, "%s%s", sb.len ? " " : "", opts[i]);
+	}
+	return sb_detach(&sb);
+}
+
 /* ----------------------------------------------------------------- source */
 
 static const char *base_name(const char *path)

@@ -13,6 +13,12 @@
  */
 char **template_options(const struct config *cfg, int sanitize, size_t *n);
 void template_options_free(char **opts, size_t n);
+/*
+ * The options as a variant records them: joined by spaces, the include path
+ * left out (it is where this checkout lives). A run and an import store the
+ * same text, so either may write a variant the other has. Free it.
+ */
+char *template_options_text(char **opts, size_t n);
 
 /*
  * The full source of one compile unit: a preamble defining each param

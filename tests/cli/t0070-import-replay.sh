@@ -47,6 +47,16 @@ expect_rc 0 "replay of the cache"
 n=$(sqlite3 "$TMP/kt-run.db" "SELECT count(*) FROM evals WHERE outcome = 'ok'")
 [ "$n" -eq 42 ] || fail "42 timed in the cache, $n replayed"
 
+# a run may write into the database it replays: the import stores each variant's options as
+# a run does, so the run's variants are the recording's own, not a clash of hashes
+cp "$TMP/kt.db" "$TMP/kt-self.db"
+TUNER_DB="$TMP/kt-self.db" run_tuner --config "$TMP/kt.yaml" run --replay "$TMP/kt-self.db" --generations 2
+expect_rc 0 "a run into the recording's own database"
+n=$(sqlite3 "$TMP/kt-self.db" "SELECT count(DISTINCT hash) = count(*) FROM variants")
+[ "$n" -eq 1 ] || fail "each variant once in the recording's database"
+n=$(sqlite3 "$TMP/kt-self.db" "SELECT count(*) FROM runs")
+[ "$n" -eq 2 ] || fail "the import's run and the replay's, $n runs"
+
 # the benchmark hub's forms: values as range() and comprehensions, a default given as a
 # list, one that is not among its values (warned, then the median is the baseline), true
 # division in a restriction; replayed whole, the translation rejects exactly what the file does
