@@ -707,7 +707,7 @@ static int read_kt(const char *path, json_t *root, struct import_landscape *ls)
 	ls->format = xasprintf("Kernel Tuner cache %s", ver ? ver : "(no version)");
 	if (!ls->name && kname)
 		ls->name = xstrdup(kname);
-	if (!ls->device && dev)
+	if (!ls->device && dev && *dev) /* Kernel Tuner writes "" when it could not ask */
 		ls->device = xstrdup(dev);
 	if (!json_is_object(tp) || !json_is_object(cache))
 		return error("%s: no 'tune_params' and 'cache' (not a Kernel Tuner cache?)", path);

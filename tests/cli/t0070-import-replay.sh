@@ -71,6 +71,20 @@ expect_rc 0 "replay of the hub's forms"
 got=$(sqlite3 "$TMP/hub-run.db" "SELECT group_concat(outcome || ':' || n) FROM (SELECT outcome, count(*) n FROM evals GROUP BY outcome ORDER BY outcome)")
 [ "$got" = "constraint:3,ok:9" ] || fail "replayed verdicts of the hub's forms: '$got'"
 
+# a cache whose device_name is empty (Kernel Tuner's when it could not ask) takes the
+# device from its file name, as a T4 file does; with nothing there either, --device is asked for
+printf '%s' '{"schema_version": "1.0.0", "device_name": "", "kernel_name": "conv",
+ "tune_params_keys": ["bx"], "tune_params": {"bx": [16, 32]}, "objective": "time",
+ "cache": {"16": {"bx": 16, "time": "CompilationFailedConfig"}, "32": {"bx": 32, "time": 2.5}}}' >"$TMP/conv_A100.json"
+TUNER_DB="$TMP/nodev.db" run_tuner import -o "$TMP/nodev.yaml" "$TMP/conv_A100.json"
+expect_rc 0 "a cache with an empty device name"
+expect_grep "$TMP/out" "of conv on A100 (Kernel Tuner cache 1.0.0): 1 timed, 1 compile" "the device from the file name"
+cp "$TMP/conv_A100.json" "$TMP/conv.json"
+TUNER_DB="$TMP/nodev2.db" run_tuner import -o "$TMP/nodev2.yaml" "$TMP/conv.json"
+expect_rc 65 "no device anywhere"
+expect_grep "$TMP/err" "names no device: give one (--device)" "the error says what to give"
+[ ! -e "$TMP/nodev2.db" ] && [ ! -e "$TMP/nodev2.yaml" ] || fail "nothing written when refused"
+
 # an existing database is not overwritten; --force replaces it
 TUNER_DB="$TMP/kt.db" run_tuner import --t1 "$FIX/toy_T1.json" -o "$TMP/kt.yaml" "$FIX/toy_cache.json"
 expect_rc 73 "import into an existing database"
