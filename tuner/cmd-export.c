@@ -36,7 +36,8 @@ static int render(struct db *db, long long run, long long k, enum format format,
 	} else if (export_load_family(&r, config, &cfg) < 0) {
 		rc = EX_CONFIG;
 	} else {
-		ho.cfg = &cfg;
+		/* a recorded landscape has no kernel to launch: its header is the #defines */
+		ho.cfg = cfg.fam.source ? &cfg : NULL;
 		if ((per_shape && export_rank_per_shape(db, &r) < 0) ||
 		    export_header(&r, &ho, out) < 0)
 			rc = EX_DATAERR;

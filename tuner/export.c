@@ -462,6 +462,9 @@ static void comment_linef(struct strbuf *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	sb_vaddf(&l, fmt, ap);
 	va_end(ap);
+	/* no trailing blanks in a generated file (a shape of no dims ends in its padding) */
+	while (l.len && l.buf[l.len - 1] == ' ')
+		l.buf[--l.len] = '\0';
 	if (l.buf) /* NULL only when the format failed */
 		export_comment_line(c, l.buf);
 	sb_release(&l);

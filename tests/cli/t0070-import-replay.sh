@@ -33,6 +33,17 @@ TUNER_DB="$TMP/run.db" run_tuner top --k 1 --json
 expect_rc 0 "top on a replayed landscape"
 expect_grep "$TMP/out" '"layout": 1' "top names the best's params"
 
+# the header of a landscape's winner: its params as #defines (no kernel to launch), a header C
+# compiles, no trailing blanks in what it generated
+TUNER_DB="$TMP/sweep.db" run_tuner export -o "$TMP/toy.h"
+expect_rc 0 "export a replayed landscape as a header"
+expect_grep "$TMP/toy.h" "#define TOY_KERNEL_bs 64" "the optimum's block size"
+expect_grep "$TMP/toy.h" "#define TOY_KERNEL_tile 2" "and its tile"
+! grep -q ' $' "$TMP/toy.h" || fail "trailing blanks in the header: $(grep -n ' $' "$TMP/toy.h")"
+printf '#include "toy.h"\nint main(void) { return TOY_KERNEL_bs == 64 ? 0 : 1; }\n' >"$TMP/toy-main.c"
+cc -std=c11 -Wall -Wextra -pedantic -Werror -o "$TMP/toy-main" "$TMP/toy-main.c" && "$TMP/toy-main" ||
+	fail "the landscape's header does not compile, or names another block size"
+
 # no --replay: a landscape has nothing to compile
 TUNER_DB="$TMP/none.db" run_tuner --config "$TMP/toy.yaml" run --generations 1
 expect_rc 64 "a landscape without --replay"
