@@ -162,8 +162,8 @@ $(BUILD)/fuzz-import: fuzz/import_fuzz.c $(FUZZ_IMPORT_SRC) $(BUILD)/libtuner.a
 # problem file under a fixed sidecar); seed corpus in fuzz/corpus/config, new inputs in
 # $(BUILD)/fuzz-corpus-config. An input that takes over 10 s is a hang: the loaders refuse a file
 # over 4 MiB, and the fuzzer's inputs are a few KiB. stdin is /dev/null, so that no read can wait.
-FUZZ_CONFIG_SRC = tuner/config.c tuner/problem.c tuner/expr.c tuner/space.c tuner/template.c \
-	tuner/arch.c tuner/common.c
+FUZZ_CONFIG_SRC = tuner/config.c tuner/family.c tuner/yaml-src.c tuner/problem.c tuner/expr.c \
+	tuner/space.c tuner/template.c tuner/arch.c tuner/common.c
 fuzz-config: $(BUILD)/fuzz-config
 	mkdir -p fuzz/findings $(BUILD)/fuzz-corpus-config
 	$(BUILD)/fuzz-config -max_total_time=$(FUZZ_TIME) -timeout=10 \
