@@ -60,10 +60,11 @@ static int take_shapes(struct config *cfg, const struct export_shape *shapes, si
 		for (d = 0; pr && d < pr->ndims; d++) {
 			for (k = 0; k < dims.n && strcmp(dims.v[k].name, pr->dims[d]); k++)
 				;
-			if (k == dims.n) {
+			if (k == dims.n || !dims.v[k].is_int) {
 				export_params_release(&dims);
-				return error("shape '%s' of the run has no dim '%s' (dims %s)",
-				             shapes[i].name, pr->dims[d], shapes[i].dims);
+				return error("shape '%s' of the run has no %s '%s' (dims %s)",
+				             shapes[i].name, k == dims.n ? "dim" : "integer dim",
+				             pr->dims[d], shapes[i].dims);
 			}
 			sh->dims[d] = dims.v[k].value;
 		}
@@ -155,9 +156,8 @@ static int to_variant(const struct family *fam, const char *params, struct varia
 	for (i = 0; i < fam->nparams; i++) {
 		for (k = 0; k < ps.n && strcmp(ps.v[k].name, fam->params[i].name); k++)
 			;
-		if (k == ps.n)
+		if (k == ps.n || space_value_of(&fam->params[i], ps.v[k].text, &va->v[i]) < 0)
 			break;
-		va->v[i] = ps.v[k].value;
 	}
 	k = ps.n;
 	export_params_release(&ps);

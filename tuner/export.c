@@ -41,8 +41,10 @@ void export_params_release(struct export_params *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->n; i++)
+	for (i = 0; i < p->n; i++) {
 		free(p->v[i].name);
+		free(p->v[i].text);
+	}
 	free(p->v);
 	memset(p, 0, sizeof(*p));
 }
@@ -56,21 +58,24 @@ int export_params_parse(const char *text, struct export_params *out)
 	if (!*p)
 		return 0; /* a family without params */
 	for (;;) {
-		const char *end = strchr(p, ','), *eq, *digits;
+		const char *end = strchr(p, ','), *eq, *digits, *c;
 		char *num_end;
 		long long v;
+		int is_int;
 
 		if (!end)
 			end = p + strlen(p);
 		eq = memchr(p, '=', (size_t)(end - p));
-		if (!eq || !is_ident(p, (size_t)(eq - p)))
+		if (!eq || !is_ident(p, (size_t)(eq - p)) || eq + 1 == end)
 			goto bad;
+		for (c = eq + 1; c < end; c++)
+			if (!is_alnum(*c) && !strchr("_.+-", *c))
+				goto bad;
 		digits = eq + 1 + (eq[1] == '-');
-		if (*digits < '0' || *digits > '9')
-			goto bad;
 		errno = 0;
 		v = strtoll(eq + 1, &num_end, 10);
-		if (errno || num_end != end)
+		is_int = *digits >= '0' && *digits <= '9' && num_end == end;
+		if (is_int && errno)
 			goto bad;
 		for (i = 0; i < out->n; i++)
 			if (strlen(out->v[i].name) == (size_t)(eq - p) &&
@@ -78,7 +83,9 @@ int export_params_parse(const char *text, struct export_params *out)
 				goto bad;
 		ALLOC_GROW(out->v, out->n + 1, alloc);
 		out->v[out->n].name = xstrndup(p, (size_t)(eq - p));
-		out->v[out->n].value = v;
+		out->v[out->n].text = xstrndup(eq + 1, (size_t)(end - eq - 1));
+		out->v[out->n].value = is_int ? v : 0;
+		out->v[out->n].is_int = is_int;
 		out->n++;
 		if (!*end)
 			return 0;
@@ -86,7 +93,19 @@ int export_params_parse(const char *text, struct export_params *out)
 	}
 bad:
 	export_params_release(out);
-	return error("malformed params '%s' (expected NAME=INTEGER,... without repeats)", text);
+	return error("malformed params '%s' (expected NAME=VALUE,... without repeats)", text);
+}
+
+int export_label_is_number(const char *label)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(label, &end);
+	/* strtod also reads "inf", "nan" and hex: a label is a number only in decimal digits */
+	return *label && !*end && errno != ERANGE && isfinite(d) &&
+	       strspn(label, "0123456789.+-eE") == strlen(label);
 }
 
 char *export_ident(const char *s)
@@ -393,6 +412,19 @@ static int add_define(struct export_names *m, struct strbuf *out, const char *na
 	return 0;
 }
 
+/* A label as C: a number as it is written (parenthesised when negative), anything else a string. */
+static int add_define_label(struct export_names *m, struct strbuf *out, const char *name,
+                            const char *label)
+{
+	if (export_names_add(m, name) < 0)
+		return -1;
+	if (export_label_is_number(label))
+		sb_addf(out, *label == '-' ? "#define %s (%s)\n" : "#define %s %s\n", name, label);
+	else
+		sb_addf(out, "#define %s \"%s\"\n", name, label);
+	return 0;
+}
+
 static int add_defines(struct export_names *m, struct strbuf *out, const char *prefix,
                        const char *params)
 {
@@ -405,7 +437,10 @@ static int add_defines(struct export_names *m, struct strbuf *out, const char *p
 	for (i = 0; rc == 0 && i < ps.n; i++) {
 		char *name = xasprintf("%s%s", prefix, ps.v[i].name);
 
-		rc = add_define(m, out, name, ps.v[i].value);
+		if (ps.v[i].is_int)
+			rc = add_define(m, out, name, ps.v[i].value);
+		else
+			rc = add_define_label(m, out, name, ps.v[i].text);
 		free(name);
 	}
 	export_params_release(&ps);
@@ -705,8 +740,15 @@ static json_t *params_json(const char *params)
 	if (export_params_parse(nn(params), &ps) < 0)
 		return NULL;
 	o = json_object();
-	for (i = 0; i < ps.n; i++)
-		json_object_set_new(o, ps.v[i].name, json_integer(ps.v[i].value));
+	for (i = 0; i < ps.n; i++) {
+		const struct export_param *v = &ps.v[i];
+
+		json_object_set_new(o, v->name,
+		                    v->is_int ? json_integer(v->value)
+		                    : export_label_is_number(v->text)
+		                        ? json_real(strtod(v->text, NULL))
+		                        : json_string(v->text));
+	}
 	export_params_release(&ps);
 	return o;
 }

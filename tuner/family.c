@@ -116,7 +116,7 @@ int family_param_index(const struct family *fam, const char *name)
 
 void family_release(struct family *fam)
 {
-	size_t i;
+	size_t i, j;
 
 	free(fam->path);
 	free(fam->name);
@@ -127,6 +127,9 @@ void family_release(struct family *fam)
 		free(fam->params[i].name);
 		free(fam->params[i].values);
 		free(fam->params[i].order);
+		for (j = 0; fam->params[i].labels && j < fam->params[i].nvalues; j++)
+			free(fam->params[i].labels[j]);
+		free(fam->params[i].labels);
 	}
 	for (i = 0; i < fam->nconstraints; i++)
 		if (fam->constraints[i].e)
@@ -172,12 +175,14 @@ enum {
 	FK_OPTIONS,
 	FK_LAUNCHES,
 	FK_LANDSCAPE,
+	FK_LABELS,
 	FK_COUNT
 };
 
 static const char *const family_keys[FK_COUNT] = {
-    "name",       "source", "kernel", "problem",  "specialize", "params",   "constraints",
-    "smem_bytes", "layout", "launch", "baseline", "options",    "launches", "landscape",
+    "name",     "source",      "kernel",     "problem",   "specialize",
+    "params",   "constraints", "smem_bytes", "layout",    "launch",
+    "baseline", "options",     "launches",   "landscape", "labels",
 };
 
 static int load_source(struct ysrc *s, const yaml_node_t *n, struct family *fam)
@@ -319,6 +324,92 @@ static void domain_list(const struct param *p, char *out, size_t len)
 	for (i = 0; i < p->nvalues && used < len; i++)
 		used +=
 		    (size_t)snprintf(out + used, len - used, "%s%lld", i ? ", " : "", p->values[i]);
+}
+
+struct placed_label {
+	const char *l;
+	size_t i;
+};
+
+static int placed_label_cmp(const void *a, const void *b)
+{
+	const struct placed_label *x = a, *y = b;
+	int c = strcmp(x->l, y->l);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The first position whose label came earlier in p's list, or nvalues: by sorting (10**6 labels).
+ */
+static size_t first_label_repeat(const struct param *p)
+{
+	struct placed_label *r = xcalloc(p->nvalues + 1, sizeof(*r));
+	size_t i, first = p->nvalues;
+
+	for (i = 0; i < p->nvalues; i++) {
+		r[i].l = p->labels[i];
+		r[i].i = i;
+	}
+	qsort(r, p->nvalues, sizeof(*r), placed_label_cmp);
+	for (i = 1; i < p->nvalues; i++)
+		if (!strcmp(r[i].l, r[i - 1].l) && r[i].i < first)
+			first = r[i].i;
+	free(r);
+	return first;
+}
+
+/*
+ * labels: what each value of a param stands for, in its domain's order (an
+ * imported landscape's codes of floats and strings). What "NAME=V,..." can hold:
+ * letters, digits and _ . + -, none twice in a param.
+ */
+static int load_labels(struct ysrc *s, const yaml_node_t *n, struct family *fam)
+{
+	const char *names[TUNER_MAX_PARAMS];
+	char h[512];
+	size_t i, j;
+
+	if (map_fields(s, n, "labels", NULL, 0, NULL, NULL) < 0)
+		return -1;
+	for (i = 0; i < fam->nparams; i++)
+		names[i] = fam->params[i].name;
+	for (i = 0; i < map_len(n); i++) {
+		yaml_node_t *k = map_key(s, n, i), *v = map_val(s, n, i);
+		int idx = family_param_index(fam, sval(k));
+		struct param *p;
+
+		if (idx < 0) {
+			yhint(h, sizeof(h), sval(k), names, fam->nparams, "params");
+			return err_node(s, k, "unknown param '%.80s' in 'labels'%s", sval(k), h);
+		}
+		p = &fam->params[idx];
+		if (v->type != YAML_SEQUENCE_NODE)
+			return err_node(s, v, "the labels of '%s' must be a list, got a %s",
+			                p->name, ykind(v));
+		if (seq_len(v) != p->nvalues)
+			return err_node(s, v, "'%s' has %zu values and %zu labels", p->name,
+			                p->nvalues, seq_len(v));
+		p->labels = xcalloc(p->nvalues, sizeof(*p->labels));
+		for (j = 0; j < p->nvalues; j++) {
+			yaml_node_t *l = seq_at(s, v, j);
+			const char *t = is_scalar(l) ? sval(l) : NULL;
+
+			if (!t || !*t)
+				return err_node(s, l, "label %zu of '%s' is not a name or a number",
+				                j + 1, p->name);
+			if (strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			              "0123456789_.+-") != strlen(t))
+				return err_node(s, l,
+				                "label '%.80s' of '%s' has a character other than "
+				                "letters, digits and _ . + -",
+				                t, p->name);
+			p->labels[j] = xstrdup(t);
+		}
+		if ((j = first_label_repeat(p)) < p->nvalues)
+			return err_node(s, seq_at(s, v, j), "label '%.80s' of '%s' is there twice",
+			                p->labels[j], p->name);
+	}
+	return 0;
 }
 
 static int load_baseline(struct ysrc *s, const yaml_node_t *n, struct family *fam)
@@ -1155,22 +1246,45 @@ static int landscape_parse(struct ysrc *s, yaml_node_t **v)
 	return yes;
 }
 
+/*
+ * A landscape's identity: its name, and its labels where it has them (what runs
+ * store), so that a database whose runs named a point by its code and one that
+ * names it by its label never give one hash two names.
+ */
+static void landscape_hash(struct family *fam)
+{
+	struct hasher *h = hasher_new();
+	size_t i, j;
+
+	hasher_adds(h, "tuner landscape 1");
+	hasher_adds(h, fam->name);
+	for (i = 0; i < fam->nparams; i++) {
+		const struct param *p = &fam->params[i];
+
+		if (!p->labels)
+			continue;
+		hasher_adds(h, "labels");
+		hasher_adds(h, p->name);
+		for (j = 0; j < p->nvalues; j++)
+			hasher_adds(h, p->labels[j]);
+	}
+	hasher_final_hex(h, fam->source_hash);
+	memcpy(fam->deps_hash, fam->source_hash, sizeof(fam->deps_hash));
+}
+
 static int landscape_load(struct ysrc *s, yaml_node_t **v, struct family *fam)
 {
 	struct expr_err ee;
-	struct hasher *h;
 
 	if (get_ident(s, v[FK_NAME], "name", &fam->name) < 0)
 		return -1;
 	fam->problem = xcalloc(1, sizeof(*fam->problem));
 	fam->problem->path = xstrdup(s->path);
-	h = hasher_new();
-	hasher_adds(h, "tuner landscape 1");
-	hasher_adds(h, fam->name);
-	hasher_final_hex(h, fam->source_hash);
-	memcpy(fam->deps_hash, fam->source_hash, sizeof(fam->deps_hash));
 	if (load_params(s, v[FK_PARAMS], fam) < 0 || load_baseline(s, v[FK_BASELINE], fam) < 0)
 		return -1;
+	if (v[FK_LABELS] && load_labels(s, v[FK_LABELS], fam) < 0)
+		return -1;
+	landscape_hash(fam);
 	if (v[FK_CONSTRAINTS] && load_constraints(s, v[FK_CONSTRAINTS], fam) < 0)
 		return -1;
 	fam->smem_bytes = expr_parse("0", &ee);
@@ -1228,6 +1342,8 @@ static int family_parse(struct ysrc *s, struct family *fam)
 	if (v[FK_SPECIALIZE] && load_specialize(s, v[FK_SPECIALIZE], fam) < 0)
 		goto out;
 	if (load_params(s, v[FK_PARAMS], fam) < 0 || load_baseline(s, v[FK_BASELINE], fam) < 0)
+		goto out;
+	if (v[FK_LABELS] && load_labels(s, v[FK_LABELS], fam) < 0)
 		goto out;
 	if (problem_finish(&ps, fam) < 0)
 		goto out;

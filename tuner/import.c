@@ -17,6 +17,7 @@
 #include "tuner/import.h"
 #include "tuner/measure.h"
 #include "tuner/space.h"
+#include "tuner/export.h"
 #include "tuner/template.h"
 
 /* ----------------------------------------------------------------- files */
@@ -91,6 +92,18 @@ static char *num_text(double v)
 	if (prec == 17)
 		snprintf(buf, sizeof(buf), "%.17g", v);
 	return xstrdup(buf);
+}
+
+/* A value of a param that is not all integers: "1.0", not "1", so that it reads back as a float. */
+static char *float_text(double v)
+{
+	char *t = num_text(v), *f;
+
+	if (strpbrk(t, ".eEin")) /* a fraction, an exponent, inf or nan */
+		return t;
+	f = xasprintf("%s.0", t);
+	free(t);
+	return f;
 }
 
 /* A JSON scalar as a constant; 0 for anything else. */
@@ -217,7 +230,7 @@ static int param_init(struct import_param *p, const char *name, const struct imp
 			continue;
 		}
 		p->values[i] = (long long)i;
-		p->labels[i] = vals[i].is_str ? xstrdup(vals[i].s) : num_text(vals[i].num);
+		p->labels[i] = vals[i].is_str ? xstrdup(vals[i].s) : float_text(vals[i].num);
 		p->num[i] = vals[i].is_str ? NAN : vals[i].num;
 	}
 	if (order_build(p))
@@ -272,6 +285,32 @@ static void value_text(const struct import_param *p, long long v, struct strbuf 
 		sb_addf(sb, "'%s'", p->labels[v]);
 	else
 		sb_adds(sb, p->labels[v]);
+}
+
+/*
+ * Whether a coded param's labels can be the sidecar's labels (what runs store in
+ * "NAME=V,..."): letters, digits and _ . + - only, a string that does not read
+ * as a number (it would come back as one). Else the sidecar names them in a
+ * comment and runs show the codes.
+ */
+static int labels_fit(const struct import_param *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		const char *l = p->labels[i];
+
+		if (!*l || strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		                     "0123456789_.+-") != strlen(l))
+			return 0;
+		if (isnan(p->num[i]) && export_label_is_number(l))
+			return 0;
+	}
+	/*
+	 * No two alike: the values are distinct (param_init), a number's text reads
+	 * back as that number, and a string that reads as a number was refused above.
+	 */
+	return 1;
 }
 
 static void config_text(const struct import_landscape *ls, const long long *v, struct strbuf *sb)
@@ -1293,7 +1332,7 @@ static char *sidecar_text(const struct import_landscape *ls)
 		for (j = 0; j < p->n; j++)
 			sb_addf(&sb, "%s%lld", j ? ", " : "", p->values[j]);
 		sb_adds(&sb, "]");
-		if (p->coded) {
+		if (p->coded && !labels_fit(p)) {
 			sb_adds(&sb, "   # codes of ");
 			for (j = 0; j < p->n; j++) {
 				struct strbuf v = STRBUF_INIT;
@@ -1305,6 +1344,22 @@ static char *sidecar_text(const struct import_landscape *ls)
 			}
 		}
 		sb_adds(&sb, "\n");
+	}
+	for (i = 0, j = 0; i < ls->nparams; i++) {
+		const struct import_param *p = &ls->params[i];
+		size_t k;
+
+		if (!p->coded || !labels_fit(p))
+			continue;
+		if (!j++)
+			sb_adds(&sb,
+			        "labels:                      # what the codes above stand for, as "
+			        "runs store and show them\n");
+		sb_addf(&sb, "  %s: [", p->name);
+		for (k = 0; k < p->n; k++)
+			sb_addf(&sb, isnan(p->num[k]) ? "%s'%s'" : "%s%s", k ? ", " : "",
+			        p->labels[k]);
+		sb_adds(&sb, "]\n");
 	}
 	if (ls->nrestrictions)
 		sb_adds(&sb,

@@ -131,6 +131,34 @@ long long space_value_index(const struct param *pa, long long value)
 	                                                              : -1;
 }
 
+const char *space_label(const struct param *pa, long long v)
+{
+	long long i;
+
+	if (!pa->labels)
+		return NULL;
+	i = space_value_index(pa, v);
+	return i < 0 ? NULL : pa->labels[i];
+}
+
+int space_value_of(const struct param *pa, const char *text, long long *out)
+{
+	char *end;
+	size_t i;
+
+	if (pa->labels) {
+		for (i = 0; i < pa->nvalues; i++)
+			if (!strcmp(pa->labels[i], text)) {
+				*out = pa->values[i];
+				return 0;
+			}
+		return -1;
+	}
+	errno = 0;
+	*out = strtoll(text, &end, 10);
+	return *text && !*end && errno != ERANGE ? 0 : -1;
+}
+
 int space_in_domain(const struct family *fam, const struct variant *va, int *bad)
 {
 	size_t i;
@@ -171,8 +199,14 @@ char *space_format(const struct family *fam, const struct variant *va)
 	size_t i;
 
 	sb_grow(&sb, 0);
-	for (i = 0; i < fam->nparams; i++)
-		sb_addf(&sb, "%s%s=%lld", i ? "," : "", fam->params[i].name, va->v[i]);
+	for (i = 0; i < fam->nparams; i++) {
+		const char *l = space_label(&fam->params[i], va->v[i]);
+
+		if (l)
+			sb_addf(&sb, "%s%s=%s", i ? "," : "", fam->params[i].name, l);
+		else
+			sb_addf(&sb, "%s%s=%lld", i ? "," : "", fam->params[i].name, va->v[i]);
+	}
 	return sb_detach(&sb);
 }
 
@@ -236,6 +270,20 @@ static int parse_assignment(const struct family *fam, char *item, struct variant
 	if (seen[idx])
 		return error("param '%s' is set twice", name);
 	seen[idx] = 1;
+	if (fam->params[idx].labels) {
+		const struct param *pa = &fam->params[idx];
+		struct strbuf all = STRBUF_INIT;
+		size_t i;
+
+		if (space_value_of(pa, val, &va->v[idx]) == 0)
+			return 0;
+		for (i = 0; i < pa->nvalues && i < 8; i++)
+			sb_addf(&all, "%s%s", i ? ", " : "", pa->labels[i]);
+		error("value '%s' of '%s' is not one of its labels (%s%s)", val, name, all.buf,
+		      pa->nvalues > 8 ? ", ..." : "");
+		sb_release(&all);
+		return -1;
+	}
 	errno = 0;
 	v = strtoll(val, &end, 10);
 	if (!*val || *end)

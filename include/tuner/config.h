@@ -30,6 +30,13 @@ struct param {
 	long long *values; /* the declared domain, in the sidecar's order */
 	size_t nvalues;
 	size_t *order; /* its positions sorted by value, to find one; NULL: looked through */
+	/*
+	 * NULL, or what each value stands for (the sidecar's labels:, in the
+	 * domain's order): an imported landscape codes a float or a string as
+	 * 0..n-1, and the labels are what runs store and show. Letters, digits
+	 * and _ . + - only, so that they sit in "NAME=V,..." as a value does.
+	 */
+	char **labels;
 	int line;
 };
 

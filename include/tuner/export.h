@@ -14,7 +14,9 @@
 /* One param of a stored variant ("TILE=32" in variants.params). */
 struct export_param {
 	char *name;
-	long long value;
+	long long value; /* when is_int */
+	char *text;      /* the value as stored: an integer, or a param's label */
+	int is_int;
 };
 
 struct export_params {
@@ -24,10 +26,14 @@ struct export_params {
 
 /*
  * Parse variants.params, canonical "A=1,B=2": names are C identifiers,
- * values integers. 0, or error() naming the text.
+ * values integers, or labels (letters, digits, _ . + -) where a param has
+ * them. 0, or error() naming the text.
  */
 int export_params_parse(const char *text, struct export_params *out);
 void export_params_release(struct export_params *p);
+
+/* 1 if a param's label is a decimal number ("0.5", "-2", "1e-05"), 0 for a name ("row"). */
+int export_label_is_number(const char *label);
 
 /* s upper-cased with every byte that is not a letter or digit made '_'; caller frees. */
 char *export_ident(const char *s);

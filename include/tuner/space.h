@@ -37,12 +37,20 @@ void space_baseline(const struct family *fam, struct variant *out);
 size_t space_param_order(struct param *pa);
 /* The position of value in param pa's domain, -1 when it is not there. */
 long long space_value_index(const struct param *pa, long long value);
+/* The label of value v of pa, or NULL when pa has no labels or v is not in its domain. */
+const char *space_label(const struct param *pa, long long v);
+/*
+ * The value that text names: where pa has labels, the value whose label it
+ * is; else text as an integer. 0, or -1 (text names none; nothing printed).
+ */
+int space_value_of(const struct param *pa, const char *text, long long *out);
 /*
  * Parse "NAME=V,NAME=V": params not named keep their value in *va (start from
- * the baseline). Unknown names are an error with a "did you mean".
+ * the baseline); V is a label where the param has labels. Unknown names are an
+ * error with a "did you mean".
  */
 int space_parse_set(const struct family *fam, const char *spec, struct variant *va);
-/* "TILE=32,RPT=4,..." in param order; caller frees. */
+/* "TILE=32,RPT=4,..." in param order, a labelled param by its label; caller frees. */
 char *space_format(const struct family *fam, const struct variant *va);
 int space_equal(const struct family *fam, const struct variant *a, const struct variant *b);
 

@@ -14,16 +14,18 @@ expect_grep "$TMP/out" "3 restrictions translated" "restrictions translated"
 [ -f "$TMP/toy.family.yaml" ] || fail "the sidecar is written beside the config"
 expect_grep "$TMP/toy.family.yaml" '"((layout == 0) || (tile > 1))"' "a restriction on a string param, translated to its codes"
 expect_grep "$TMP/toy.family.yaml" "landscape: true" "the sidecar declares a landscape"
+expect_grep "$TMP/toy.family.yaml" "layout: ['row', 'col']" "a string param's labels"
+expect_grep "$TMP/toy.family.yaml" "frac: [0.5, 1.0, 1.5]" "a float param's labels"
 
 # every point of the space replayed: each verdict as recorded, nothing invented
 TUNER_DB="$TMP/sweep.db" run_tuner --config "$TMP/toy.yaml" run --replay "$TMP/t4.db" --strategy exhaustive --generations 10
 expect_rc 0 "exhaustive replay of the landscape"
 got=$(sqlite3 "$TMP/sweep.db" "SELECT group_concat(outcome || ':' || n) FROM (SELECT outcome, count(*) n FROM evals GROUP BY outcome ORDER BY outcome)")
 [ "$got" = "compile:1,constraint:28,ok:41,runtime fault:1,wrong:1" ] || fail "replayed verdicts: '$got'"
-r=$(sqlite3 "$TMP/sweep.db" "SELECT e.reason FROM evals e JOIN variants v ON v.id = e.variant_id WHERE v.params = 'bs=128,tile=2,layout=0,frac=1'")
+r=$(sqlite3 "$TMP/sweep.db" "SELECT e.reason FROM evals e JOIN variants v ON v.id = e.variant_id WHERE v.params = 'bs=128,tile=2,layout=row,frac=1.0'")
 case "$r" in *"failed to compile (recorded)"*) ;; *) fail "a recorded compile failure: '$r'" ;; esac
 best=$(sqlite3 "$TMP/sweep.db" "SELECT v.params FROM evals e JOIN variants v ON v.id = e.variant_id ORDER BY e.fitness DESC LIMIT 1")
-[ "$best" = "bs=64,tile=2,layout=1,frac=1" ] || fail "the optimum of the recording: '$best'"
+[ "$best" = "bs=64,tile=2,layout=col,frac=1.0" ] || fail "the optimum of the recording, by its labels: '$best'"
 
 # the default search finds it too, and the run reads like any other
 TUNER_DB="$TMP/run.db" run_tuner --config "$TMP/toy.yaml" run --replay "$TMP/t4.db" --generations 3 --seed 4
@@ -31,7 +33,7 @@ expect_rc 0 "evolve on the landscape"
 expect_grep "$TMP/out" "replaying the measurements of" "a replay"
 TUNER_DB="$TMP/run.db" run_tuner top --k 1 --json
 expect_rc 0 "top on a replayed landscape"
-expect_grep "$TMP/out" '"layout": 1' "top names the best's params"
+expect_grep "$TMP/out" '"layout": "col"' "top names the best's params by their labels"
 
 # the header of a landscape's winner: its params as #defines (no kernel to launch), a header C
 # compiles, no trailing blanks in what it generated
@@ -39,10 +41,26 @@ TUNER_DB="$TMP/sweep.db" run_tuner export -o "$TMP/toy.h"
 expect_rc 0 "export a replayed landscape as a header"
 expect_grep "$TMP/toy.h" "#define TOY_KERNEL_bs 64" "the optimum's block size"
 expect_grep "$TMP/toy.h" "#define TOY_KERNEL_tile 2" "and its tile"
+expect_grep "$TMP/toy.h" '#define TOY_KERNEL_layout "col"' "a string param by its label"
+expect_grep "$TMP/toy.h" "#define TOY_KERNEL_frac 1.0" "a float param by its label"
 ! grep -q ' $' "$TMP/toy.h" || fail "trailing blanks in the header: $(grep -n ' $' "$TMP/toy.h")"
 printf '#include "toy.h"\nint main(void) { return TOY_KERNEL_bs == 64 ? 0 : 1; }\n' >"$TMP/toy-main.c"
 cc -std=c11 -Wall -Wextra -pedantic -Werror -o "$TMP/toy-main" "$TMP/toy-main.c" && "$TMP/toy-main" ||
 	fail "the landscape's header does not compile, or names another block size"
+
+# exported as T4, the configurations are those of the file imported: labels, not codes
+TUNER_DB="$TMP/sweep.db" run_tuner export --format t4 -o "$TMP/sweep_T4.json"
+expect_rc 0 "export the replay as T4"
+python3 - "$FIX/toy_gpu_T4.json" "$TMP/sweep_T4.json" <<'PY' || fail "the T4 export's configurations are not the file's"
+import json, sys
+vals = {}
+for r in json.load(open(sys.argv[1]))["results"]:
+    for k, v in r["configuration"].items():
+        vals.setdefault(k, set()).add(json.dumps(v))
+out = [r["configuration"] for r in json.load(open(sys.argv[2]))["results"]]
+bad = [c for c in out if set(c) != set(vals) or any(json.dumps(v) not in vals[k] for k, v in c.items())]
+assert len(out) > 40 and not bad, bad[:3]
+PY
 
 # no --replay: a landscape has nothing to compile
 TUNER_DB="$TMP/none.db" run_tuner --config "$TMP/toy.yaml" run --generations 1

@@ -109,15 +109,33 @@ static void test_params_parse(void **state)
 	assert_int_equal(export_params_parse("", &p), 0);
 	assert_int_equal(p.n, 0);
 	export_params_release(&p);
+
+	/* an imported landscape's labels: the text as stored, not an integer */
+	assert_int_equal(export_params_parse("bs=64,layout=col,frac=0.5,e=1e-05,m=-2.5", &p), 0);
+	assert_int_equal(p.n, 5);
+	assert_true(p.v[0].is_int);
+	assert_int_equal(p.v[0].value, 64);
+	assert_false(p.v[1].is_int);
+	assert_string_equal(p.v[1].text, "col");
+	assert_string_equal(p.v[2].text, "0.5");
+	export_params_release(&p);
+	assert_true(export_label_is_number("0.5"));
+	assert_true(export_label_is_number("1e-05"));
+	assert_true(export_label_is_number("-2.5"));
+	assert_false(export_label_is_number("col"));
+	assert_false(export_label_is_number("inf"));
+	assert_false(export_label_is_number("nan"));
+	assert_false(export_label_is_number("0x10"));
+	assert_false(export_label_is_number("1e999"));
 	assert_int_equal(nerrors, 0);
 }
 
 static void test_params_malformed(void **state)
 {
 	static const char *const bad[] = {
-	    "A",    "A=",      "=1",   "1A=2", "A=1,",  "A=1,,B=2", "A=x",
-	    "A=1x", "A= 1",    "A=1 ", "A=+1", "A-B=1", "A=1,A=2",  "A=99999999999999999999",
-	    ",A=1", "A=1;B=2",
+	    "A",     "A=",      "=1",      "1A=2",  "A=1,",  "A=1,,B=2", "A=x y",
+	    "A='x'", "A= 1",    "A=1 ",    "A=1/2", "A-B=1", "A=1,A=2",  "A=99999999999999999999",
+	    ",A=1",  "A=1;B=2", "A=\"x\"",
 	};
 	struct export_params p;
 	size_t i;
@@ -270,6 +288,22 @@ static void test_header(void **state)
 	free(c);
 	sb_release(&sb);
 
+	/* An imported landscape's labels: a number as written, a name as a string literal. */
+	{
+		struct export_entry *e0 = &r.v[0];
+		char *saved = e0->params;
+
+		e0->params = (char *)"BLOCK_M=64,layout=col,frac=-0.5,scale=1e-05";
+		sb_release(&sb);
+		assert_int_equal(export_header(&r, &o, &sb), 0);
+		assert_non_null(strstr(sb.buf, "#define FLASH_FWD_BLOCK_M 64\n"));
+		assert_non_null(strstr(sb.buf, "#define FLASH_FWD_layout \"col\"\n"));
+		assert_non_null(strstr(sb.buf, "#define FLASH_FWD_frac (-0.5)\n"));
+		assert_non_null(strstr(sb.buf, "#define FLASH_FWD_scale 1e-05\n"));
+		e0->params = saved;
+		sb_release(&sb);
+	}
+
 	/* The guard from the file's name. */
 	o.output = "include/tuned/2-h100.config.h";
 	assert_int_equal(export_header(&r, &o, &sb), 0);
@@ -334,10 +368,10 @@ static void test_header_refuses(void **state)
 	assert_non_null(strstr(captured, "'FLASH_FWD_RANKS'"));
 
 	/* Malformed stored params. */
-	e[0].params = (char *)"BLOCK_M=big";
+	e[0].params = (char *)"BLOCK_M=b g";
 	nerrors = 0;
 	assert_int_equal(export_header(&r, &o, &sb), -1);
-	assert_non_null(strstr(captured, "malformed params 'BLOCK_M=big'"));
+	assert_non_null(strstr(captured, "malformed params 'BLOCK_M=b g'"));
 	assert_int_equal(sb.len, 0);
 	sb_release(&sb);
 }

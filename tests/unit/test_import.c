@@ -850,6 +850,11 @@ static void test_write(void **state)
 	assert_int_equal(cfg.fam.nparams, 4);
 	assert_int_equal(cfg.fam.nconstraints, 3);
 	assert_null(cfg.fam.source);
+	/* the codes' labels: what the recording and every run store and show */
+	assert_null(cfg.fam.params[0].labels);
+	assert_non_null(cfg.fam.params[2].labels);
+	assert_string_equal(cfg.fam.params[2].labels[1], "col");
+	assert_string_equal(cfg.fam.params[3].labels[2], "1.5");
 	assert_int_equal(db_open_readonly(db, &h), 0);
 	assert_int_equal(db_recording_find(h, cfg.fam.source_hash, "none",
 	                                   "[{\"name\":\"recorded\"}]", &run, device,
@@ -858,23 +863,23 @@ static void test_write(void **state)
 	assert_string_equal(device, "Toy");
 	key.template_hash = cfg.fam.source_hash;
 	key.arch = "none";
-	key.params = "bs=32,tile=1,layout=0,frac=1";
+	key.params = "bs=32,tile=1,layout=row,frac=1.0";
 	assert_int_equal(db_measure_lookup_params(h, &key, "Toy", "", &m), 1);
 	assert_int_equal(m.outcome, VARIANT_OK);
 	assert_true(fabs(m.median_us - 2000) < 1e-6); /* 2 ms */
 	assert_true(m.ci_lo_us <= m.median_us && m.median_us <= m.ci_hi_us);
 	db_measured_release(&m);
-	key.params = "bs=128,tile=2,layout=0,frac=1";
+	key.params = "bs=128,tile=2,layout=row,frac=1.0";
 	assert_int_equal(db_gate_rejection_params(h, &key, &g), 1);
 	assert_string_equal(g.gate, "compile");
 	assert_int_equal(g.outcome, REJECT_COMPILE);
 	db_gate_found_release(&g);
-	key.params = "bs=16,tile=4,layout=1,frac=2";
+	key.params = "bs=16,tile=4,layout=col,frac=1.5";
 	assert_int_equal(db_gate_rejection_params(h, &key, &g), 0);
 	assert_int_equal(db_measure_lookup_params(h, &key, "Toy", "", &m), 1);
 	assert_int_equal(m.outcome, REJECT_RUNTIME_FAULT);
 	db_measured_release(&m);
-	key.params = "bs=128,tile=4,layout=0,frac=0";
+	key.params = "bs=128,tile=4,layout=row,frac=0.5";
 	assert_int_equal(db_gate_rejection_params(h, &key, &g), 1);
 	assert_string_equal(g.gate, "constraint");
 	db_gate_found_release(&g);

@@ -172,6 +172,48 @@ static void test_parse_set_errors(void **state)
 	expect_set_error(fam, "PAD=1,PAD=8", "'PAD' is set twice");
 }
 
+/* A param with labels (an imported landscape's codes of strings or floats) is stored and set by
+ * them. */
+static void test_labels(void **state)
+{
+	struct config *cfg = *state;
+	struct family *fam = &cfg->fam;
+	struct param *sw = &fam->params[4];
+	struct variant va, back;
+	long long v;
+	char *s;
+
+	assert_string_equal(sw->name, "SWIZZLE");
+	sw->labels = xcalloc(2, sizeof(*sw->labels));
+	sw->labels[0] = xstrdup("none");
+	sw->labels[1] = xstrdup("xor.8");
+	space_baseline(fam, &va);
+	s = space_format(fam, &va);
+	assert_string_equal(s, "BLOCK_M=64,BLOCK_N=64,NUM_WARPS=4,STAGES=1,SWIZZLE=xor.8,PAD=8");
+	space_baseline(fam, &back);
+	assert_int_equal(space_parse_set(fam, "SWIZZLE=none", &back), 0);
+	assert_int_equal(back.v[4], 0);
+	assert_int_equal(space_parse_set(fam, s, &back), 0);
+	assert_true(space_equal(fam, &va, &back));
+	free(s);
+	assert_string_equal(space_label(sw, 0), "none");
+	assert_null(space_label(sw, 7));
+	assert_null(space_label(&fam->params[0], 64));
+	assert_int_equal(space_value_of(sw, "xor.8", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(space_value_of(sw, "1", &v), -1);
+	assert_int_equal(space_value_of(&fam->params[0], "128", &v), 0);
+	assert_int_equal(v, 128);
+	assert_int_equal(fx_nerrors, 0);
+	/* the code is not a label: the error lists the labels */
+	expect_set_error(fam, "SWIZZLE=1",
+	                 "value '1' of 'SWIZZLE' is not one of its labels (none, xor.8)");
+	free(sw->labels[0]);
+	free(sw->labels[1]);
+	free(sw->labels);
+	sw->labels = NULL;
+}
+
 /* ------------------------------------------------------- specialisations */
 
 static void test_specs_default_suite(void **state)
@@ -240,6 +282,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_domain_and_baseline, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_parse_set, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_parse_set_errors, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_labels, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_specs_default_suite, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_specs_two_dims_first_seen, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_specs_none, fx_setup, fx_teardown),
