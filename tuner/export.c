@@ -68,7 +68,7 @@ int export_params_parse(const char *text, struct export_params *out)
 		eq = memchr(p, '=', (size_t)(end - p));
 		if (!eq || !is_ident(p, (size_t)(eq - p)) || eq + 1 == end)
 			goto bad;
-		for (c = eq + 1; c < end; c++)
+		for (c = eq + 1; c < end; c++) /* an integer, or a label (space_label_valid) */
 			if (!is_alnum(*c) && !strchr("_.+-", *c))
 				goto bad;
 		digits = eq + 1 + (eq[1] == '-');

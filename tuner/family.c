@@ -397,8 +397,7 @@ static int load_labels(struct ysrc *s, const yaml_node_t *n, struct family *fam)
 			if (!t || !*t)
 				return err_node(s, l, "label %zu of '%s' is not a name or a number",
 				                j + 1, p->name);
-			if (strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			              "0123456789_.+-") != strlen(t))
+			if (!space_label_valid(t))
 				return err_node(s, l,
 				                "label '%.80s' of '%s' has a character other than "
 				                "letters, digits and _ . + -",

@@ -300,8 +300,7 @@ static int labels_fit(const struct import_param *p)
 	for (i = 0; i < p->n; i++) {
 		const char *l = p->labels[i];
 
-		if (!*l || strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		                     "0123456789_.+-") != strlen(l))
+		if (!space_label_valid(l))
 			return 0;
 		if (isnan(p->num[i]) && export_label_is_number(l))
 			return 0;

@@ -131,6 +131,13 @@ long long space_value_index(const struct param *pa, long long value)
 	                                                              : -1;
 }
 
+int space_label_valid(const char *l)
+{
+	size_t n = strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-");
+
+	return n && !l[n];
+}
+
 const char *space_label(const struct param *pa, long long v)
 {
 	long long i;

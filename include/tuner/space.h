@@ -37,6 +37,8 @@ void space_baseline(const struct family *fam, struct variant *out);
 size_t space_param_order(struct param *pa);
 /* The position of value in param pa's domain, -1 when it is not there. */
 long long space_value_index(const struct param *pa, long long value);
+/* 1 if l can be a label: what "NAME=V,..." can hold, letters, digits and _ . + -, at least one. */
+int space_label_valid(const char *l);
 /* The label of value v of pa, or NULL when pa has no labels or v is not in its domain. */
 const char *space_label(const struct param *pa, long long v);
 /*
