@@ -467,6 +467,12 @@ static int config_parse(struct ysrc *s, struct config *cfg)
 	}
 	if (load_template(s, v[CK_TEMPLATE], cfg) < 0)
 		return -1;
+	/* 'none' is the arch of what is never compiled: a landscape's recorded measurements */
+	if (cfg->fam.source && !cfg->arch.max_threads_per_block)
+		return err_node(s, v[CK_ARCH],
+		                "arch '%s' is for recorded landscapes, and '%s' compiles a kernel: "
+		                "give a GPU architecture (known: %s)",
+		                cfg->arch.name, cfg->fam.name, arch_known_names());
 	return load_shapes(s, v[CK_SHAPES], cfg);
 }
 
