@@ -339,8 +339,7 @@ static int placed_label_cmp(const void *a, const void *b)
 	return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-/* The first position whose label came earlier in p's list, or nvalues: by sorting (10**6 labels).
- */
+/* The first position whose label came earlier in p's list, or nvalues; sorted, for 10**6 labels. */
 static size_t first_label_repeat(const struct param *p)
 {
 	struct placed_label *r = xcalloc(p->nvalues + 1, sizeof(*r));
