@@ -46,7 +46,7 @@ GPU_BIN  = $(GPU_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu-%)
 TEST_CFLAGS = $(CFLAGS) $(BASE_CFLAGS) -Werror
 
 .PHONY: test-tsan all test check test-gpu install uninstall man style style-check lint fuzz fuzz-import \
-	fuzz-config clean deps
+	fuzz-config clean deps lint-cppcheck
 all: $(BUILD)/tuner
 
 $(BUILD)/tuner: $(MAIN_OBJ) $(BUILD)/libtuner.a
@@ -123,9 +123,23 @@ style:
 style-check:
 	clang-format --dry-run --Werror $(STYLE_FILES)
 
-lint:
+# cppcheck, and clang-tidy's static analyzer (the checks in .clang-tidy) over each source with the
+# build's flags, one stamp per file so that make -j runs them side by side (minutes on one core:
+# CI runs make -j2 lint). A stamp is redone when its source, a header of include/tuner,
+# .clang-tidy or this file changes.
+CLANG_TIDY  ?= clang-tidy
+TIDY_FLAGS   = $(filter-out -MMD -MP,$(BASE_CFLAGS))
+TIDY_STAMPS  = $(SRC:%.c=$(BUILD)/tidy/%.ok)
+lint: lint-cppcheck $(TIDY_STAMPS)
+
+lint-cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -Iinclude tuner
+
+$(BUILD)/tidy/%.ok: %.c $(wildcard include/tuner/*.h) .clang-tidy Makefile
+	@mkdir -p $(dir $@)
+	$(CLANG_TIDY) --quiet $< -- $(TIDY_FLAGS)
+	@touch $@
 
 # Fuzz the expression parser with libFuzzer (clang); corpus in fuzz/corpus/expr.
 FUZZ_TIME ?= 60

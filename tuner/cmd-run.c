@@ -1029,7 +1029,7 @@ static int run_main(int argc, char **argv, const struct globals *g, const char *
 				rc = 0;
 			goto out;
 		}
-		if ((rc = check_budget(&rs)) != 0) {
+		if (check_budget(&rs) < 0) {
 			rc = EX_USAGE;
 			goto out;
 		}

@@ -181,7 +181,6 @@ int cmd_submit(int argc, char **argv, const struct globals *g)
 	}
 	if ((rc = cmd_open_db(g, &db)) != 0)
 		goto out;
-	rc = EX_USAGE;
 	if (!roots.n && server_roots(db, &roots) < 0) {
 		rc = EX_SOFTWARE;
 		goto out;

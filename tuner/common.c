@@ -381,7 +381,7 @@ char *path_tidy(const char *path)
 		len--; /* the last '/' */
 	out[len] = '\0';
 	if (!len)
-		strcpy(out, ".");
+		memcpy(out, ".", 2); /* out has strlen(path) + 2 bytes */
 	free(copy);
 	free(starts);
 	if (stat(path, &a) < 0 || stat(out, &b) < 0 || a.st_dev != b.st_dev ||

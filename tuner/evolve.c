@@ -536,6 +536,8 @@ static int listed_new(struct search *s, struct variant *out, seen_fn seen, void 
 	unsigned long long start, j;
 	int t;
 
+	if (!s->nlist) /* list_valid() keeps a list only when it has points */
+		BUG("drawing from an empty list of valid points");
 	for (t = 0; t < RANDOM_TRIES; t++) {
 		space_point(s->fam, s->list[rng_below(&s->rng, s->nlist)], out);
 		normalize(s, out);
@@ -1109,9 +1111,10 @@ double search_race_bar(const struct search *s)
 		return 0;
 	/*
 	 * A candidate worth finishing could enter the elite or the breeding pool:
-	 * the bar is the lower of the two, and only once both are full.
+	 * the bar is the lower of the two, and only once both are full (k and
+	 * pool_cap are at least 1: neither is empty then).
 	 */
-	if (ne < s->k || np < s->pool_cap)
+	if (!ne || !np || ne < s->k || np < s->pool_cap)
 		return 0;
 	bar = elite[ne - 1]->fitness * (1 + s->margin);
 	if (pool[np - 1]->fitness < bar)

@@ -853,7 +853,7 @@ int export_build(const struct ranking *r, const struct config *cfg, int mode,
 		goto out;
 	if (per_shape && write_select(&b, builds, nbuilds, build_of) < 0)
 		goto out;
-	if (b.combined)
+	if (mode == EXPORT_SECTION) /* b.combined: per shape, so build_of is set */
 		write_tuned(&b, builds, nbuilds, build_of);
 	sb_adds(out, "#ifdef __cplusplus\n}\n#endif\n");
 	rc = 0;

@@ -313,7 +313,6 @@ static int write_dispatch(const struct export_family *f, size_t n, const struct 
 		if (rc < 0)
 			goto out;
 	}
-	rc = -1;
 
 	sb_adds(out, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
 	sb_addf(out,

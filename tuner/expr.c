@@ -993,6 +993,8 @@ static int eval_call(const struct node *n, const struct expr_scope *scope, struc
 
 	if (eval(n->kid[0], scope, &a, err) < 0)
 		return -1;
+	/* b is read by the functions of two arguments alone, and the parser gave them both */
+	set_int(&b, 0);
 	if (n->kid[1] && eval(n->kid[1], scope, &b, err) < 0)
 		return -1;
 	x = as_double(&a);

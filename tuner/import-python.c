@@ -139,6 +139,7 @@ static int lex(struct parser *ps)
 		int is_float = 0;
 		char *end;
 
+		sb_grow(&num, 0); /* never left empty: the first character is a digit or '.' */
 		/* digits, underscores between them, a fraction, an exponent; 0x hex */
 		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 			sb_add(&num, p, 2);
@@ -890,8 +891,10 @@ static int eval_call(struct evaluator *ev, const struct node *n, const struct bi
 
 		for (i = 0; !r && n->n > 1 && i < n->n; i++)
 			r = eval_const(ev, n->kids[i], env, &a) < 0 ? -1 : list_add(ev, &l, &a);
-		if (!r && !l.n)
-			r = fail_why(ev, "'%s' of nothing", n->s);
+		if (!r && !l.n) {
+			fail_why(ev, "'%s' of nothing", n->s);
+			r = -1;
+		}
 		if (r) {
 			free(l.v);
 			return -1;

@@ -193,12 +193,12 @@ static int resolve_call(struct why *w, const struct config *cfg, const struct la
 	const struct problem *pb = cfg->fam.problem;
 	struct expr_err err;
 	long long v;
-	size_t d;
+	size_t d, len = strlen(l->kernel);
 
 	memset(call, 0, sizeof(*call));
-	if (strlen(l->kernel) >= sizeof(call->kernel))
+	if (len >= sizeof(call->kernel))
 		return why_set(w, "kernel name '%s' is too long", l->kernel);
-	strcpy(call->kernel, l->kernel);
+	memcpy(call->kernel, l->kernel, len + 1);
 	for (d = 0; d < 3; d++) {
 		if (eval_in(w, l->grid[d], sc, 1, grid_max[d], "grid", shape, &v) < 0)
 			return -1;

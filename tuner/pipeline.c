@@ -1094,6 +1094,8 @@ static int task_run(const struct pipeline *p, struct gpu_task *t, struct worker 
 		if (job_add(p, &t->va, &job, s, why, sizeof(why)) < 0)
 			BUG("shape '%s' resolved for the check but not for timing",
 			    p->shape[s]->name);
+		if (job.nshapes != 1) /* task_job reads map[0] alone */
+			BUG("a timing job of %zu shapes", job.nshapes);
 		job.cubin_path = t->cubins[p->shape_spec[s]];
 		map[0] = s;
 		r = task_job(t, w, &job, map, 1);
@@ -1312,7 +1314,7 @@ static int replay_shapes(struct pipeline *p, struct evaluation *ev,
 
 	memset(rec, 0, sizeof(rec));
 	memset(own, 0, sizeof(own));
-	for (s = 0; s < n; s++)
+	for (s = 0; s < TUNER_MAX_SHAPES; s++)
 		lo[s] = NAN;
 	for (s = 0; s < n && r >= 0; s++) {
 		const struct db_measured *m;

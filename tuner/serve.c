@@ -833,6 +833,7 @@ int serve_main(const struct serve_options *o)
 	struct db_server_info si;
 	struct db *db = NULL;
 	char device[128], *roots = NULL, *gpus = NULL;
+	const char *delay = getenv("TUNER_TEST_STEP_DELAY");
 	long long reaped;
 	size_t i;
 	struct roots cache = {0};
@@ -849,8 +850,8 @@ int serve_main(const struct serve_options *o)
 	}
 	set_error_routine(report);
 	install_signals();
-	if (getenv("TUNER_TEST_STEP_DELAY"))
-		test_step_delay = atof(getenv("TUNER_TEST_STEP_DELAY"));
+	if (delay)
+		test_step_delay = atof(delay);
 	/* a job's files are read in the roots or not at all; the cache is the daemon's own */
 	if (o->cache_dir && (mkdir_p(o->cache_dir) < 0 || roots_add(&cache, o->cache_dir) < 0)) {
 		rc = EX_CANTCREAT;

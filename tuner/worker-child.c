@@ -1179,6 +1179,8 @@ static int sets_init(struct child *c, const struct worker_job *job,
 	for (k = 0; k < sh->nbufs; k++)
 		if (sh->bufs[k].role != ROLE_SCRATCH)
 			set_bytes += round_up(buf_bytes(&sh->bufs[k]), 256);
+	if (!set_bytes) /* job_resolve_shape: every problem has an output of 1 element or more */
+		BUG("shape '%s': no input or output to time", sh->name);
 	ts->n = 1;
 	if (!job->l2_hot && c->l2_bytes > 0) {
 		ts->n =

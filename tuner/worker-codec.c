@@ -140,7 +140,7 @@ static int decode_buf(const char *key, char *val, struct worker_buf *b)
 
 	if (split(val, f, 12) != 11 || strlen(f[0]) >= sizeof(b->name))
 		return error("wire protocol: bad buffer '%s'", key);
-	strcpy(b->name, f[0]);
+	memcpy(b->name, f[0], strlen(f[0]) + 1);
 	r |= wire_parse_int(key, f[1], &b->dtype);
 	r |= wire_parse_int(key, f[2], &b->role);
 	r |= field_ull(key, f[3], &b->count);
@@ -187,7 +187,7 @@ static int decode_call(const char *key, char *val, struct worker_call *c)
 	if (n < CALL_FIELDS || n > CALL_FIELDS + WORKER_MAX_ARGS ||
 	    strlen(f[0]) >= sizeof(c->kernel))
 		return error("wire protocol: bad call '%s'", key);
-	strcpy(c->kernel, f[0]);
+	memcpy(c->kernel, f[0], strlen(f[0]) + 1);
 	for (k = 0; k < 3; k++) {
 		r |= field_uint(key, f[1 + k], &c->grid[k]);
 		r |= field_uint(key, f[4 + k], &c->block[k]);
@@ -264,13 +264,13 @@ static int decode_job_shape(struct worker_shape_job *s, const char *field, const
 	if (!strcmp(field, "name")) {
 		if (strlen(val) >= sizeof(s->name))
 			return error("wire protocol: shape name '%.80s' too long", val);
-		strcpy(s->name, val);
+		memcpy(s->name, val, strlen(val) + 1);
 		return 0;
 	}
 	if (!strcmp(field, "dims")) {
 		if (strlen(val) >= sizeof(s->dims))
 			return error("wire protocol: shape dims '%.80s' too long", val);
-		strcpy(s->dims, val);
+		memcpy(s->dims, val, strlen(val) + 1);
 		return 0;
 	}
 	if (!strcmp(field, "check_only"))

@@ -809,7 +809,7 @@ int get_ll(struct ysrc *s, const yaml_node_t *n, const char *key, long long min,
 
 int get_int(struct ysrc *s, const yaml_node_t *n, const char *key, int min, int *out)
 {
-	long long v;
+	long long v = 0; /* get_ll sets it, or fails with err_node's -1 */
 
 	if (get_ll(s, n, key, min, INT_MAX, &v) < 0)
 		return -1;
@@ -819,7 +819,7 @@ int get_int(struct ysrc *s, const yaml_node_t *n, const char *key, int min, int 
 
 int get_int_max(struct ysrc *s, const yaml_node_t *n, const char *key, int min, int max, int *out)
 {
-	long long v;
+	long long v = 0; /* get_ll sets it, or fails with err_node's -1 */
 
 	if (get_ll(s, n, key, min, max, &v) < 0)
 		return -1;

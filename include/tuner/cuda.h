@@ -100,8 +100,10 @@ int cuda_driver_version(char *out, size_t len, char *module, size_t modlen, char
 #define CU_CHECK(call)                                                                             \
 	do {                                                                                       \
 		CUresult cu_check_r_ = (call);                                                     \
-		if (cu_check_r_ != CUDA_SUCCESS)                                                   \
-			return cuda_check_failed(cu_check_r_, #call, __FILE__, __LINE__);          \
+		if (cu_check_r_ != CUDA_SUCCESS) {                                                 \
+			cuda_check_failed(cu_check_r_, #call, __FILE__, __LINE__);                 \
+			return -1;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 int cuda_check_failed(CUresult r, const char *call, const char *file, int line);
