@@ -1097,9 +1097,6 @@ void evolve_report_order(const struct member **m, size_t n, double margin)
 
 double search_race_bar(const struct search *s)
 {
-	const struct member *pool[64], *elite[64];
-	size_t np = search_pool(s, pool, ARRAY_SIZE(pool));
-	size_t ne = search_elite(s, elite, ARRAY_SIZE(elite));
 	double bar;
 
 	/*
@@ -1111,14 +1108,14 @@ double search_race_bar(const struct search *s)
 		return 0;
 	/*
 	 * A candidate worth finishing could enter the elite or the breeding pool:
-	 * the bar is the lower of the two, and only once both are full (k and
-	 * pool_cap are at least 1: neither is empty then).
+	 * the bar is the lower of the two, and only once both are full (both are
+	 * kept sorted, best first, and never hold more than k and pool_cap).
 	 */
-	if (!ne || !np || ne < s->k || np < s->pool_cap)
+	if (!s->nelite || !s->npool || s->nelite < s->k || s->npool < s->pool_cap)
 		return 0;
-	bar = elite[ne - 1]->fitness * (1 + s->margin);
-	if (pool[np - 1]->fitness < bar)
-		bar = pool[np - 1]->fitness;
+	bar = s->elite[s->nelite - 1].fitness * (1 + s->margin);
+	if (s->pool[s->npool - 1].fitness < bar)
+		bar = s->pool[s->npool - 1].fitness;
 	return bar > 0 ? bar : 0;
 }
 

@@ -1232,6 +1232,37 @@ static void test_admits_predicts_observe(void **state)
 	search_free(s);
 }
 
+/*
+ * Racing starts once the elite and the breeding pool are full, whatever their
+ * size: with an elite of 80 (the config allows 1000) the bar was 0 for good,
+ * since it was read through arrays of 64 members.
+ */
+static void test_race_bar_big_elite(void **state)
+{
+	struct search *s;
+	struct variant va;
+	struct member m;
+	int i, observed = 0;
+	double bar = 0;
+
+	cfg.elite = 80;
+	s = search_new(&cfg, "evolve", 1);
+	assert_non_null(s);
+	for (i = 0; i < SPACE && bar <= 0; i++) {
+		point_at(i, &va);
+		if (!valid(&va))
+			continue;
+		measure(&va, &m);
+		search_observe(s, &va, &m);
+		observed++;
+		bar = search_race_bar(s);
+	}
+	cfg.elite = 3;
+	search_free(s);
+	assert_true(bar > 0);
+	assert_true(observed >= 80); /* not before the elite is full */
+}
+
 static void test_observe_keeps_elite(void **state)
 {
 	struct search *s = search_new(&cfg, "evolve", 1);
@@ -1813,6 +1844,7 @@ int main(void)
 	    cmocka_unit_test(test_admit_baseline),
 	    cmocka_unit_test_setup_teardown(test_admits_predicts_observe, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_observe_keeps_elite, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_race_bar_big_elite, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_final_candidates_follow_the_rule, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_final_candidates_fittest_first, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_elite_ties_by_variant, setup, teardown),
