@@ -71,7 +71,9 @@ const struct cmd cmd_run_entry = {
 	     "suite) is kept in the database. Without a GPU (or with --no-gpu)\n"
 	     "everything is gated and compiled but nothing is timed.\n"
 	     "\n"
-	     "  --strategy S      evolve (default), random or exhaustive\n" RUN_OPTIONS,
+	     "  --strategy S      " SEARCH_STRATEGIES "\n"
+	     "                    (default evolve; evolve2 and evolve1 are the earlier\n"
+	     "                    defaults, kept to compare against)\n" RUN_OPTIONS,
 };
 
 const struct cmd cmd_sweep_entry = {
@@ -823,7 +825,7 @@ static int search_loop(struct run_cmd *rs, struct pipeline *p, int *gens_done,
 	*gens_done = 0;
 	for (gen = 0; gen < rs->generations && !rc; gen++) {
 		const struct member *pool[64];
-		size_t n, done, i, npool, ok = 0;
+		size_t n, neval, done, i, npool, ok = 0;
 		long long before = p->st.evaluated;
 		double t0 = now_seconds();
 
@@ -838,7 +840,16 @@ static int search_loop(struct run_cmd *rs, struct pipeline *p, int *gens_done,
 		pr.done = 0;
 		pr.queued = n;
 		pipeline_race_set(p, search_race_bar(s));
-		if (pipeline_evaluate(p, gen, cands, n, evs, &done, &stop_requested) < 0) {
+		/*
+		 * An evaluations budget takes the generation's first candidates, in the
+		 * order proposed, as a served lane claims them: the same N candidates
+		 * whatever order their verdicts come in (a gate's come first).
+		 */
+		neval = n;
+		if (rs->o.evals > 0 && rs->o.evals > p->st.evaluated &&
+		    rs->o.evals - p->st.evaluated < (long long)n)
+			neval = (size_t)(rs->o.evals - p->st.evaluated);
+		if (pipeline_evaluate(p, gen, cands, neval, evs, &done, &stop_requested) < 0) {
 			rc = EX_SOFTWARE;
 			break;
 		}
