@@ -49,25 +49,36 @@
 #define NEIGHBOUR_RESERVE 1
 #define DEFAULT_ELITE     3
 #define DEFAULT_MARGIN    0.03
+/*
+ * evolve screens the ends of the domains: its first design, and half of the
+ * picks of every batch that go by expected improvement, are end points, where
+ * every param of this many values or more is at its first or its last value
+ * (a smaller param may take any of its values: its middle is as cheap to see).
+ */
+#define END_MIN_VALUES 4
+/* A space too big to enumerate: end points drawn per proposal, beside the random candidates. */
+#define END_DRAWS 1024
 
 /*
  * evolve: the surrogate-guided search (below); evolve-rf: the same with a
  * random forest's samples in part of each batch (round 4, not the default);
- * evolve1: the evolution evolve replaced, kept so that they can be compared
- * on the same landscapes.
+ * evolve2: evolve as it was before it screened the ends of the domains (rounds
+ * 2 to 7); evolve1: the evolution evolve replaced. The older ones are kept so
+ * that they can be compared on the same landscapes.
  */
 enum strategy {
 	STRATEGY_EVOLVE,
 	STRATEGY_EVOLVE_RF,
+	STRATEGY_EVOLVE2,
 	STRATEGY_EVOLVE1,
 	STRATEGY_RANDOM,
 	STRATEGY_EXHAUSTIVE
 };
 
 static const char *const strategy_names[] = {
-    [STRATEGY_EVOLVE] = "evolve",         [STRATEGY_EVOLVE_RF] = "evolve-rf",
-    [STRATEGY_EVOLVE1] = "evolve1",       [STRATEGY_RANDOM] = "random",
-    [STRATEGY_EXHAUSTIVE] = "exhaustive",
+    [STRATEGY_EVOLVE] = "evolve",   [STRATEGY_EVOLVE_RF] = "evolve-rf",
+    [STRATEGY_EVOLVE2] = "evolve2", [STRATEGY_EVOLVE1] = "evolve1",
+    [STRATEGY_RANDOM] = "random",   [STRATEGY_EXHAUSTIVE] = "exhaustive",
 };
 
 /* The strategy called name, or -1. */
@@ -96,7 +107,8 @@ int search_strategy_local(const char *name)
 {
 	const int which = strategy_of(name);
 
-	return which == STRATEGY_EVOLVE || which == STRATEGY_EVOLVE_RF || which == STRATEGY_EVOLVE1;
+	return which == STRATEGY_EVOLVE || which == STRATEGY_EVOLVE_RF ||
+	       which == STRATEGY_EVOLVE2 || which == STRATEGY_EVOLVE1;
 }
 
 static const char *const origin_names[] = {
@@ -287,7 +299,8 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
 	space_baseline(s->fam, &s->baseline_va);
 	normalize(s, &s->baseline_va);
 	s->size = space_size(s->fam);
-	if (s->strategy == STRATEGY_EVOLVE || s->strategy == STRATEGY_EVOLVE_RF)
+	if (s->strategy == STRATEGY_EVOLVE || s->strategy == STRATEGY_EVOLVE_RF ||
+	    s->strategy == STRATEGY_EVOLVE2)
 		s->model = model_new(s);
 	return s;
 }
@@ -366,6 +379,25 @@ static void random_point(struct search *s, struct variant *va)
 		const struct param *p = &s->fam->params[i];
 
 		va->v[i] = p->values[rng_below(&s->rng, p->nvalues)];
+	}
+}
+
+/*
+ * A point at random among the ends: every param of END_MIN_VALUES values or
+ * more at its first or its last value, the smaller ones at any value.
+ */
+static void end_point(struct search *s, struct variant *va)
+{
+	size_t i;
+
+	memset(va, 0, sizeof(*va));
+	for (i = 0; i < s->fam->nparams; i++) {
+		const struct param *p = &s->fam->params[i];
+
+		if (p->nvalues >= END_MIN_VALUES)
+			va->v[i] = p->values[rng_below(&s->rng, 2) ? p->nvalues - 1 : 0];
+		else
+			va->v[i] = p->values[rng_below(&s->rng, p->nvalues)];
 	}
 }
 
@@ -798,6 +830,7 @@ size_t search_propose(struct search *s, int generation, struct candidate *out, s
 		break;
 	case STRATEGY_EVOLVE:
 	case STRATEGY_EVOLVE_RF:
+	case STRATEGY_EVOLVE2:
 		n = model_propose(s, out, n, max, seen, ctx);
 		break;
 	case STRATEGY_EVOLVE1:
@@ -1158,6 +1191,7 @@ struct model {
 	size_t dim_param[MODEL_DIMS]; /* the param of each dimension */
 	size_t nv[MODEL_DIMS];        /* its number of values (or alignment levels) */
 	int *level[MODEL_DIMS];       /* alignment dimensions: the level of each domain position */
+	int align_of[MODEL_DIMS];     /* a domain dimension's alignment dimension, or -1 */
 	struct obs *obs;
 	size_t nobs, obs_alloc;
 	struct variant *pending; /* proposed, not observed yet */
@@ -1178,6 +1212,8 @@ struct model {
 	const double *mid[MODEL_DIMS];
 	double w1;  /* the weight of single effects; pairs get 1 - W0 - w1 */
 	int forest; /* evolve-rf: a random forest shares the exploring slots */
+	int screen; /* evolve, evolve-rf (not evolve2): the ends first, relinking, alignment steps
+	             */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -1303,8 +1339,13 @@ static struct model *model_new(const struct search *s)
 		}
 	m->nord = m->d;
 	m->forest = s->strategy == STRATEGY_EVOLVE_RF;
-	for (i = 0; i < m->nord; i++)
+	m->screen = s->strategy != STRATEGY_EVOLVE2;
+	for (i = 0; i < m->nord; i++) {
+		size_t d = m->d;
+
 		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
+		m->align_of[i] = m->d > d ? (int)d : -1;
+	}
 	for (i = 0; i < m->d; i++) {
 		m->tab[i] = xcalloc(2 * m->nv[i] - 1, sizeof(double));
 		m->mid[i] = m->tab[i] + m->nv[i] - 1;
@@ -1639,7 +1680,11 @@ static void enumerate_valid(struct search *s)
 	}
 }
 
-/* The candidates of this proposal: unseen valid points (all, or a sample of a big space). */
+/*
+ * The candidates of this proposal: unseen valid points (all, or a sample of a
+ * big space, where a sample at random holds few end points: evolve draws
+ * END_DRAWS more among the ends).
+ */
 static size_t candidates(struct search *s, struct variant **out, seen_fn seen, void *ctx)
 {
 	struct model *m = s->model;
@@ -1656,11 +1701,16 @@ static size_t candidates(struct search *s, struct variant **out, seen_fn seen, v
 	} else {
 		struct vset drawn = {NULL, NULL, 0, 0};
 
-		c = xcalloc(SAMPLE_CANDIDATES, sizeof(*c));
+		c = xcalloc(SAMPLE_CANDIDATES + END_DRAWS, sizeof(*c));
 		for (i = 0; i < 4 * SAMPLE_CANDIDATES && n < SAMPLE_CANDIDATES; i++) {
 			if (!random_new(s, &c[n], seen, ctx))
 				break;
 			n += vset_add(&drawn, &c[n]);
+		}
+		for (i = 0; m->screen && i < END_DRAWS; i++) {
+			end_point(s, &c[n]);
+			if (!vset_has(&drawn, &c[n]) && is_new_valid(s, &c[n], seen, ctx))
+				n += vset_add(&drawn, &c[n]);
 		}
 		vset_release(&drawn);
 	}
@@ -1687,6 +1737,20 @@ static void coverage_add(struct coverage *cv, const int *idx)
 	}
 }
 
+/*
+ * 1 when every domain position of x (encoded) with END_MIN_VALUES values or
+ * more is an end of its domain: the points evolve screens first.
+ */
+static int at_ends(const struct model *m, const int *x)
+{
+	size_t i;
+
+	for (i = 0; i < m->nord; i++)
+		if (m->nv[i] >= END_MIN_VALUES && x[i] != 0 && x[i] != (int)m->nv[i] - 1)
+			return 0;
+	return 1;
+}
+
 /* Rarer values score higher; a value never seen outweighs any number of pairs. */
 static double coverage_score(const struct coverage *cv, const int *idx)
 {
@@ -1708,7 +1772,13 @@ static double coverage_score(const struct coverage *cv, const int *idx)
  * The first design: each pick the candidate whose values, and pairs of
  * values, have been seen least (observed, pending or chosen), ties at random:
  * every value of every param early, and its pairs spread, which is what a
- * model of single and paired effects needs first.
+ * model of single and paired effects needs first. evolve screens the ends
+ * first (a two-level screening design, as in the design of experiments): only
+ * end points while any is left, every param of END_MIN_VALUES values or more
+ * at its first or last value, so that the model sees what each end of each
+ * domain does and how the ends combine; recorded GPU landscapes often have
+ * their best points there (the largest tile a resource allows, the smallest
+ * block, a switch on or off), and the local search walks inward from them.
  */
 static size_t design(struct search *s, struct candidate *out, size_t n, size_t max,
                      const struct variant *c, size_t nc)
@@ -1716,7 +1786,7 @@ static size_t design(struct search *s, struct candidate *out, size_t n, size_t m
 	struct model *m = s->model;
 	struct coverage cv;
 	int *idx = xcalloc(nc * m->d + 1, sizeof(*idx)), one[MODEL_DIMS];
-	unsigned char *taken = xcalloc(nc + 1, 1);
+	unsigned char *taken = xcalloc(nc + 1, 1), *inner = NULL;
 	size_t i, j;
 
 	memset(&cv, 0, sizeof(cv));
@@ -1740,12 +1810,17 @@ static size_t design(struct search *s, struct candidate *out, size_t n, size_t m
 	}
 	for (i = 0; i < nc; i++)
 		encode(s, &c[i], &idx[i * m->d]);
+	if (m->screen) {
+		inner = xcalloc(nc + 1, 1);
+		for (i = 0; i < nc; i++)
+			inner[i] = !at_ends(m, &idx[i * m->d]);
+	}
 	while (n < max) {
 		size_t pick = nc, ties = 0;
 		double best = -1, sc;
 
 		for (i = 0; i < nc; i++) {
-			if (taken[i] || vset_has(&s->known, &c[i]))
+			if (taken[i] || (inner && inner[i]) || vset_has(&s->known, &c[i]))
 				continue;
 			sc = coverage_score(&cv, &idx[i * m->d]);
 			if (sc > best) {
@@ -1755,6 +1830,12 @@ static size_t design(struct search *s, struct candidate *out, size_t n, size_t m
 			} else if (sc == best && rng_below(&s->rng, ++ties) == 0) {
 				pick = i;
 			}
+		}
+		if (pick == nc && inner) {
+			/* the end points are spent: the rest of the space */
+			free(inner);
+			inner = NULL;
+			continue;
 		}
 		if (pick == nc)
 			break;
@@ -1769,6 +1850,7 @@ static size_t design(struct search *s, struct candidate *out, size_t n, size_t m
 	}
 	free(idx);
 	free(taken);
+	free(inner);
 	return n;
 }
 
@@ -1786,14 +1868,30 @@ static int by_value(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Steps between two points: the sum over params of how far apart their domain positions are. */
+/*
+ * Steps between two points: the sum over params of how far apart their domain
+ * positions are. evolve measures a size param (one with an alignment
+ * dimension) by its alignment too: a move within an alignment class costs a
+ * step and one per level crossed (256 to 128 is 2 steps, not 8), and a move
+ * that loses alignment costs at least the levels lost (256 to 240 is 4 steps,
+ * not 1), as the model's alignment dimension says such sizes differ.
+ */
 static int steps(const struct model *m, const int *a, const int *b)
 {
-	int d = 0;
+	int d = 0, dp, dl;
 	size_t i;
 
-	for (i = 0; i < m->nord; i++)
-		d += abs(a[i] - b[i]);
+	for (i = 0; i < m->nord; i++) {
+		dp = abs(a[i] - b[i]);
+		if (m->screen && m->align_of[i] >= 0) {
+			dl = abs(a[m->align_of[i]] - b[m->align_of[i]]);
+			if (1 + dl < dp)
+				dp = 1 + dl;
+			if (dl > dp)
+				dp = dl;
+		}
+		d += dp;
+	}
 	return d;
 }
 
@@ -1895,13 +1993,19 @@ static size_t anchors(const struct search *s, size_t at, int anch[][MODEL_DIMS])
  * within RADIUS domain steps of either, nearest first, the incumbent's before
  * the runner-up's and, at the same distance from the same anchor, the most
  * promising first (the model ranks them; it does not rule any out, so a move
- * it wrongly thinks bad is still tried while the neighbourhood lasts). Then,
- * and after STUCK batches without improvement, by expected improvement
- * anywhere in the space. Every pick is believed at its predicted value
- * before the next, and so are points still pending from earlier proposals,
- * so that a batch, or proposals made while results are still out, spread
- * instead of piling onto one peak. evolve-rf: while not stuck, every other
- * exploring slot goes to a Thompson sample of the forest instead.
+ * it wrongly thinks bad is still tried while the neighbourhood lasts). evolve
+ * (not evolve2) relinks the anchors: the points between them first (the
+ * fewest steps to both anchors together), then as above, so that the moves
+ * that combine what the two best points have (path relinking) come before
+ * those that lead away from both. Then, and after STUCK batches without
+ * improvement, by expected improvement anywhere in the space; evolve takes
+ * half of those picks among the end points (the screening goes on: an end
+ * the first design missed is often where the model is wrong). Every pick is
+ * believed at its predicted value before the next, and so are points still
+ * pending from earlier proposals, so that a batch, or proposals made while
+ * results are still out, spread instead of piling onto one peak. evolve-rf:
+ * while not stuck, every other exploring slot goes to a Thompson sample of
+ * the forest instead.
  */
 static size_t model_batch(struct search *s, struct candidate *out, size_t n, size_t max,
                           const struct variant *c, size_t nc)
@@ -1912,8 +2016,8 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
 	double *sample = NULL;
 	struct forest *rf = NULL;
-	unsigned char *taken = xcalloc(nc + 1, 1);
-	size_t i, pick, nloc = 0, at = 0, nanch, a;
+	unsigned char *taken = xcalloc(nc + 1, 1), *skip = NULL;
+	size_t i, pick, nloc = 0, at = 0, nanch, a, nends;
 	int stuck, anch[ANCHORS][MODEL_DIMS];
 
 	/* stuck: nothing better in the last STUCK batches' worth of results */
@@ -1952,8 +2056,18 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		}
 		if (d <= RADIUS) {
 			/* nearest first, then the better anchor's (the mean never spans 100) */
+			int rank = d * (int)nanch + r;
+
+			if (m->screen) {
+				/* between the anchors first: the steps to all of them */
+				int sum = 0;
+
+				for (a = 0; a < nanch; a++)
+					sum += steps(m, &x[i * m->d], anch[a]);
+				rank += sum * (RADIUS + 1) * ANCHORS;
+			}
 			order[nloc].idx = i;
-			order[nloc++].v = mu[i] - 100.0 * (double)(d * (int)nanch + r);
+			order[nloc++].v = mu[i] - 100.0 * (double)rank;
 		}
 	}
 	qsort(order, nloc, sizeof(*order), by_value);
@@ -1964,7 +2078,30 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
 			break;
 	}
+	/* evolve: half of the picks by expected improvement are end points */
+	nends = m->screen ? (max - n) / 2 : 0;
+	if (nends) {
+		skip = xcalloc(nc + 1, 1);
+		for (i = 0; i < nc; i++)
+			skip[i] = !at_ends(m, &x[i * m->d]);
+	}
 	while (n < max) {
+		if (nends) {
+			nends--;
+			for (i = 0; i < nc; i++)
+				skip[i] = (unsigned char)(skip[i] | (taken[i] << 1));
+			pick = best_ei(m, x, mu, var, order, nc, skip, best);
+			for (i = 0; i < nc; i++)
+				skip[i] &= 1;
+			if (pick != nc) {
+				taken[pick] = 1;
+				model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
+				if (believe(m, &x[pick * m->d], mu[pick]) < 0)
+					break;
+				continue;
+			}
+			nends = 0; /* no end point left */
+		}
 		if (rf && forest_ntrees(rf) && !stuck && n % 2 == 0) {
 			/* Thompson sampling: one tree, drawn at random, stands for the landscape */
 			size_t t = (size_t)rng_below(&s->rng, forest_ntrees(rf));
@@ -1984,6 +2121,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	}
 	forest_free(rf);
 	free(sample);
+	free(skip);
 	free(order);
 	free(taken);
 	free(x);

@@ -34,7 +34,7 @@ struct member {
 struct search;
 
 /* The strategies' names, for messages (test_evolve checks it against the list). */
-#define SEARCH_STRATEGIES "evolve, evolve-rf, evolve1, random, exhaustive"
+#define SEARCH_STRATEGIES "evolve, evolve-rf, evolve2, evolve1, random, exhaustive"
 
 /* The strategies search_new() knows, the default first: n of them. */
 const char *const *search_strategy_names(size_t *n);
@@ -44,18 +44,17 @@ int search_strategy_known(const char *name);
 
 /*
  * 1 if the strategy proposes the best variant's unseen neighbours first
- * (evolve, evolve-rf, evolve1), so that compiling them ahead pays.
+ * (evolve, evolve-rf, evolve2, evolve1), so that compiling them ahead pays.
  */
 int search_strategy_local(const char *name);
 
 /*
  * A search over cfg->fam's declared space; strategy is "evolve", "evolve-rf",
- * "evolve1", "random" or "exhaustive" (NULL: cfg->strategy). Elite size and margin come from
- * cfg->elite and cfg->margin. cfg must outlive the search. Every random choice
- * comes from the search's one RNG, seeded at each proposal call from (seed,
- * generation, number of the call within the generation): the same seed and the
- * same observations give the same proposals, and a run resumed by observing
- * its recorded evaluations again, in order, proposes what it would have
+ * "evolve2", "evolve1", "random" or "exhaustive" (NULL: cfg->strategy). Elite size and margin come
+ * from cfg->elite and cfg->margin. cfg must outlive the search. Every random choice comes from the
+ * search's one RNG, seeded at each proposal call from (seed, generation, number of the call within
+ * the generation): the same seed and the same observations give the same proposals, and a run
+ * resumed by observing its recorded evaluations again, in order, proposes what it would have
  * proposed uninterrupted. NULL after error() for an unknown strategy.
  */
 struct search *search_new(const struct config *cfg, const char *strategy, unsigned long long seed);
@@ -69,15 +68,21 @@ struct search *search_new(const struct config *cfg, const char *strategy, unsign
  * Every strategy proposes the baseline first (ORIGIN_BASELINE) until it has
  * been proposed or seen once, since speedups are measured against it.
  * evolve: until two variants are timed, a covering design of valid
- * configurations (every value of every param early, pairs spread); then a
- * Gaussian-process surrogate of log fitness (an additive kernel of single and
- * paired param effects, and of the alignment of size params) orders the
- * unseen valid points within 3 domain steps of the best variant and of the
- * runner-up, nearest first, for three quarters of the batch, and fills the
- * rest by expected improvement anywhere (all of it once two batches' worth of
- * results brought nothing better). Points proposed and not yet observed count as
- * pending: results may arrive in any order. Proposals depend on the
- * observations and the pending points, not on earlier calls' model fits.
+ * configurations at the ends of the domains (every param of 4 values or more
+ * at its first or last value, the smaller ones at any; pairs spread), then of
+ * the rest once those are spent; then a Gaussian-process surrogate of log
+ * fitness (an additive kernel of single and paired param effects, and of the
+ * alignment of size params) orders the unseen valid points within 3 steps of
+ * the best variant and of the runner-up (a size param's steps count its
+ * alignment levels), those between the two first, then the nearest, for
+ * three quarters of the batch, and fills the rest by expected improvement,
+ * half among the end points and half anywhere (all of the batch once two
+ * batches' worth of results brought nothing better). Points proposed and not
+ * yet observed count as pending: results may arrive in any order. Proposals
+ * depend on the observations and the pending points, not on earlier calls'
+ * model fits. evolve2 (evolve before round 8): the same without the ends
+ * (a covering design of the whole space, no end points among the exploring
+ * picks), nearest first, and domain positions as steps.
  * evolve-rf: evolve, with half of the exploring slots (while the run
  * improves) taken by Thompson samples of a random forest fitted beside the
  * process: one tree drawn at random, and among the points it rates best the

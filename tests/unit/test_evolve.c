@@ -921,6 +921,234 @@ static void test_evolve_alignment(void **state)
 	assert_true(evals[SEEDS / 2] <= 48);
 }
 
+/* k params over the same domain, no constraints, the baseline at position base of each. */
+static struct config grid_config(long long *dom, size_t n, size_t k, size_t base)
+{
+	static const char *const names[] = {"P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7"};
+	struct config c = cfg;
+	size_t i;
+
+	assert_true(k <= ARRAY_SIZE(names) && base < n);
+	memset(&c.fam, 0, sizeof(c.fam));
+	c.fam.name = "grid";
+	c.fam.problem = cfg.fam.problem;
+	c.fam.nparams = k;
+	for (i = 0; i < k; i++) {
+		c.fam.params[i].name = (char *)names[i];
+		c.fam.params[i].values = dom;
+		c.fam.params[i].nvalues = n;
+		c.fam.baseline[i] = dom[base];
+	}
+	return c;
+}
+
+/* 1 when every param of va is at the first or the last value of dom. */
+static int grid_at_ends(const struct variant *va, const long long *dom, size_t n, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		if (va->v[i] != dom[0] && va->v[i] != dom[n - 1])
+			return 0;
+	return 1;
+}
+
+/* How many of the first design's picks (the baseline left out) are end points. */
+static int design_ends(const char *strategy, struct config *c, long long *dom, size_t n, size_t k,
+                       unsigned long long seed)
+{
+	struct candidate cands[16];
+	struct search *s = search_new(c, strategy, seed);
+	int ends = 0;
+	size_t i, got;
+
+	assert_non_null(s);
+	got = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+	assert_int_equal(got, 16);
+	assert_int_equal(cands[0].origin, ORIGIN_BASELINE);
+	for (i = 1; i < got; i++)
+		ends += grid_at_ends(&cands[i].va, dom, n, k);
+	search_free(s);
+	return ends;
+}
+
+/*
+ * evolve's first design screens the ends of the domains: while end points are
+ * left, every pick has each param of 4 values or more at its first or last
+ * value (the baseline, proposed first, is in the middle here); evolve2's
+ * covering design spreads the picks over every value. In a space too big to
+ * enumerate (8**7 points), the ends are drawn beside the random candidates.
+ */
+static void test_evolve_screens_ends_first(void **state)
+{
+	static long long dom[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	unsigned long long seed;
+
+	for (seed = 1; seed <= 3; seed++) {
+		struct config c4 = grid_config(dom, 8, 4, 3), c7 = grid_config(dom, 8, 7, 3);
+
+		assert_int_equal(design_ends("evolve", &c4, dom, 8, 4, seed), 15);
+		assert_int_equal(design_ends("evolve-rf", &c4, dom, 8, 4, seed), 15);
+		assert_true(design_ends("evolve2", &c4, dom, 8, 4, seed) <= 4);
+		assert_int_equal(design_ends("evolve", &c7, dom, 8, 7, seed), 15);
+		assert_true(design_ends("evolve2", &c7, dom, 8, 7, seed) <= 4);
+	}
+}
+
+/*
+ * Once the end points are spent (two params of 8 values: 4 ends), the design
+ * goes on over the rest of the space, never twice the same point.
+ */
+static void test_evolve_design_after_the_ends(void **state)
+{
+	static long long dom[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	struct config c = grid_config(dom, 8, 2, 3);
+	struct candidate cands[16];
+	struct search *s = search_new(&c, "evolve", 7);
+	size_t i, j, n;
+
+	n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+	assert_int_equal(n, 16);
+	for (i = 1; i < n; i++) {
+		assert_int_equal(grid_at_ends(&cands[i].va, dom, 8, 2), i <= 4);
+		for (j = 0; j < i; j++)
+			assert_false(cands[i].va.v[0] == cands[j].va.v[0] &&
+			             cands[i].va.v[1] == cands[j].va.v[1]);
+	}
+	search_free(s);
+}
+
+static void observe_at(struct search *s, long long x, long long y, double f)
+{
+	struct variant va;
+
+	memset(&va, 0, sizeof(va));
+	va.v[0] = x;
+	va.v[1] = y;
+	observe_fitness(s, &va, f);
+}
+
+/*
+ * evolve relinks its anchors: with the best point at (10, 10) and the
+ * runner-up at (13, 10), the points between them, (11, 10) and (12, 10),
+ * come first, before the other neighbours of either. evolve2 takes all the
+ * best point's neighbours at one step first, so (12, 10) comes later.
+ */
+static void test_evolve_relinks_anchors(void **state)
+{
+	static long long dom[64];
+	struct candidate cands[16];
+	size_t i, n;
+	int k, at12 = -1;
+
+	for (i = 0; i < 64; i++)
+		dom[i] = (long long)i;
+	for (k = 0; k < 2; k++) {
+		struct config c = plane_config(dom, 64, dom, 64);
+		struct search *s = search_new(&c, k ? "evolve2" : "evolve", 3);
+
+		observe_at(s, 0, 0, 0.1); /* the baseline */
+		observe_at(s, 10, 10, 1.0);
+		observe_at(s, 13, 10, 0.9);
+		observe_at(s, 40, 40, 0.2);
+		observe_at(s, 50, 5, 0.3);
+		observe_at(s, 5, 50, 0.25);
+		n = search_propose(s, 1, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		for (i = 0; i < n; i++)
+			if (cands[i].va.v[0] == 12 && cands[i].va.v[1] == 10)
+				at12 = (int)i;
+		if (!k) {
+			assert_true(cands[0].va.v[0] == 11 && cands[0].va.v[1] == 10);
+			assert_int_equal(at12, 1);
+		} else {
+			assert_true(at12 >= 4);
+		}
+		search_free(s);
+	}
+}
+
+/*
+ * A size param's steps count its alignment: from a block of 256 (in steps of
+ * 16 up to 512), 128 and 512 are two steps away and 240 or 272, which lose
+ * four levels of alignment, are four: beyond the local search's reach of 3,
+ * where evolve2 tries them first (one domain step).
+ */
+static void test_evolve_alignment_steps(void **state)
+{
+	static long long xs[32], ys[4] = {1, 2, 3, 4};
+	struct candidate cands[16];
+	size_t i, n;
+	int k;
+
+	for (i = 0; i < 32; i++)
+		xs[i] = 16 * (long long)(i + 1);
+	for (k = 0; k < 2; k++) {
+		struct config c = plane_config(xs, 32, ys, 4);
+		struct search *s = search_new(&c, k ? "evolve2" : "evolve", 5);
+		int unaligned = 0, aligned = 0;
+
+		observe_at(s, 16, 1, 0.1); /* the baseline */
+		observe_at(s, 256, 2, 1.0);
+		observe_at(s, 64, 4, 0.6);
+		observe_at(s, 496, 1, 0.2);
+		observe_at(s, 160, 3, 0.3);
+		n = search_propose(s, 1, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		for (i = 0; i < 12; i++) {
+			unaligned += cands[i].va.v[0] == 240 || cands[i].va.v[0] == 272;
+			aligned += cands[i].va.v[0] == 128 || cands[i].va.v[0] == 512;
+		}
+		if (!k) {
+			assert_int_equal(unaligned, 0);
+			assert_true(aligned > 0);
+		} else {
+			assert_true(unaligned > 0);
+		}
+		search_free(s);
+	}
+}
+
+/* A smooth hill on the 4**6 grid, its top in the middle (position 1 or 2 of every param). */
+static double grid_hill(const struct variant *va)
+{
+	double f = 1;
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		f *= 1 / (1 + 0.3 * (double)llabs(va->v[i] - 2));
+	return f;
+}
+
+/*
+ * Half of the picks by expected improvement are end points: after the first
+ * design, a batch's local search fills 12 slots and the exploring quarter
+ * starts with two unseen end points (the screening goes on). Its other picks
+ * may land anywhere.
+ */
+static void test_evolve_explores_ends(void **state)
+{
+	static long long dom[4] = {1, 2, 3, 4};
+	struct candidate cands[16];
+	unsigned long long seed;
+	size_t i, n;
+
+	for (seed = 1; seed <= 4; seed++) {
+		struct config c = grid_config(dom, 4, 6, 1);
+		struct search *s = search_new(&c, "evolve", seed);
+
+		n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		for (i = 0; i < n; i++)
+			observe_fitness(s, &cands[i].va, grid_hill(&cands[i].va));
+		n = search_propose(s, 1, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		assert_true(grid_at_ends(&cands[12].va, dom, 4, 6));
+		assert_true(grid_at_ends(&cands[13].va, dom, 4, 6));
+		search_free(s);
+	}
+}
+
 /* Build an elite of the baseline, one point at the edges of A and D, and one in the middle. */
 static struct search *search_with_elite(const char *strategy, unsigned long long seed)
 {
@@ -954,13 +1182,15 @@ static void test_strategy_local(void **state)
 	(void)state;
 	assert_true(search_strategy_local("evolve"));
 	assert_true(search_strategy_local("evolve-rf"));
+	assert_true(search_strategy_local("evolve2"));
 	assert_true(search_strategy_local("evolve1"));
 	assert_false(search_strategy_local("random"));
 	assert_false(search_strategy_local("exhaustive"));
-	assert_false(search_strategy_local("evolve2"));
+	assert_false(search_strategy_local("evolve3"));
 	assert_false(search_strategy_local(NULL));
 	assert_true(search_strategy_known("evolve-rf"));
-	assert_false(search_strategy_known("evolve2"));
+	assert_true(search_strategy_known("evolve2"));
+	assert_false(search_strategy_known("evolve3"));
 }
 
 /* One list of strategies: the messages name the same ones, the default first. */
@@ -1831,6 +2061,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_evolve_proposal_cost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_runner_up_and_explore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_alignment, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_screens_ends_first, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_design_after_the_ends, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_relinks_anchors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_alignment_steps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_explores_ends, setup, teardown),
 	    cmocka_unit_test(test_strategy_local),
 	    cmocka_unit_test(test_strategy_names),
 	    cmocka_unit_test_setup_teardown(test_mutation_stays_in_domain, setup, teardown),
