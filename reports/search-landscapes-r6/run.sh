@@ -1,7 +1,10 @@
 #!/bin/sh
-# Rounds 6 and 7's simulator runs (reports/search-landscapes.md, "Round 6", "Round 7").
+# Rounds 6, 7 and 8's simulator runs (reports/search-landscapes.md, "Round 6", "Round 7", "80 seeds",
+# "Round 8").
 #   W:  a checkout of main with the round's patch applied: 239b006 with round6.patch, or 722b403
-#       with ../search-landscapes-r7/round7.patch (git apply ...)
+#       with ../search-landscapes-r7/round7.patch, or 61da7bf with ../search-landscapes-r8/round8.patch
+#       (git apply ...); or main as it is, for the strategies as they are (round 8: STRAT=evolve,
+#       evolve2, evolve1, random; OUT ../search-landscapes-r8/STRAT-80.txt, 80 seeds)
 #   LS: a folder holding the five shared landscapes imported by `tuner import`, made there with
 #         for f in ../shared/landscapes/*_T4.json.gz; do n=$(basename "$f" _T4.json.gz)
 #             tuner --db "$n.db" import --t1 ../shared/landscapes/"${n%_*}"_T1.json -o "$n.yaml" "$f"
@@ -14,7 +17,9 @@
 #   round 7: POP=8 run.sh pop8.txt 80;  POP=8 X_DESIGN=16 X_STUCKN=32 run.sh pop8-design16-stuck32.txt 40;
 #            STRAT=evolve1 POP=8 run.sh evolve1-pop8.txt 80
 #            FIRST=8 run.sh first8.txt 40   (sim.c: the first batch FIRST points, the rest POP;
-#            on main as it is, no patch)
+#            on main as it is, no patch; since round 8 a FIRST above POP no longer overruns its buffer)
+#   round 8: STRAT=evolve2 run.sh ../search-landscapes-r8/evolve2-80.txt 80 (W = main);
+#            ../search-landscapes-r8/ablations.sh for the variants (W = 61da7bf + round8.patch)
 set -e
 : "${W:?a checkout with the round's patch}" "${LS:?the imported landscapes}"
 D=$(cd "$(dirname "$0")" && pwd)

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 	qsort(recs, nrecs, sizeof(*recs), cmp);
 	double target = opt * (1 - within);
 	int *res = calloc(seeds, sizeof(int));
-	struct candidate *c = calloc(pop, sizeof(*c));
+	size_t ccap = pop; if (getenv("FIRST") && (size_t)atoi(getenv("FIRST")) > ccap) ccap = atoi(getenv("FIRST")); struct candidate *c = calloc(ccap, sizeof(*c));
 	double tprop = 0; long nprop = 0;
 	int first = getenv("SEED") ? atoi(getenv("SEED")) : 1; for (int seed = first; seed < first + seeds; seed++) {
 		struct search *s = search_new(&cfg, strategy, seed);
