@@ -1212,8 +1212,7 @@ struct model {
 	const double *mid[MODEL_DIMS];
 	double w1;  /* the weight of single effects; pairs get 1 - W0 - w1 */
 	int forest; /* evolve-rf: a random forest shares the exploring slots */
-	int screen; /* evolve, evolve-rf (not evolve2): the ends first, relinking, alignment steps
-	             */
+	int screen; /* not evolve2: ends first, relinking, alignment in steps */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -2016,7 +2015,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
 	double *sample = NULL;
 	struct forest *rf = NULL;
-	unsigned char *taken = xcalloc(nc + 1, 1), *skip = NULL;
+	unsigned char *taken = xcalloc(nc + 1, 1), *inner = NULL, *skip = NULL;
 	size_t i, pick, nloc = 0, at = 0, nanch, a, nends;
 	int stuck, anch[ANCHORS][MODEL_DIMS];
 
@@ -2055,11 +2054,14 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			}
 		}
 		if (d <= RADIUS) {
-			/* nearest first, then the better anchor's (the mean never spans 100) */
+			/*
+			 * nearest first, then the better anchor's, then the mean (which
+			 * never spans 100); evolve puts the points between the anchors
+			 * (the fewest steps to all of them) before that
+			 */
 			int rank = d * (int)nanch + r;
 
 			if (m->screen) {
-				/* between the anchors first: the steps to all of them */
 				int sum = 0;
 
 				for (a = 0; a < nanch; a++)
@@ -2081,18 +2083,17 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	/* evolve: half of the picks by expected improvement are end points */
 	nends = m->screen ? (max - n) / 2 : 0;
 	if (nends) {
+		inner = xcalloc(nc + 1, 1);
 		skip = xcalloc(nc + 1, 1);
 		for (i = 0; i < nc; i++)
-			skip[i] = !at_ends(m, &x[i * m->d]);
+			inner[i] = !at_ends(m, &x[i * m->d]);
 	}
 	while (n < max) {
 		if (nends) {
 			nends--;
 			for (i = 0; i < nc; i++)
-				skip[i] = (unsigned char)(skip[i] | (taken[i] << 1));
+				skip[i] = taken[i] || inner[i];
 			pick = best_ei(m, x, mu, var, order, nc, skip, best);
-			for (i = 0; i < nc; i++)
-				skip[i] &= 1;
 			if (pick != nc) {
 				taken[pick] = 1;
 				model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
@@ -2121,6 +2122,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	}
 	forest_free(rf);
 	free(sample);
+	free(inner);
 	free(skip);
 	free(order);
 	free(taken);
