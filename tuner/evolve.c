@@ -2035,19 +2035,20 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			break;
 	}
 	for (i = 0; i < nc; i++) {
-		int d, r;
+		int d, r, sum = 0;
 
 		encode(s, &c[i], &x[i * m->d]);
 		mu[i] = gp_mean(m, &x[i * m->d]);
 		var[i] = gp_var(m, &x[i * m->d]);
 		if (stuck)
 			continue;
-		/* the nearest anchor, the better one at the same distance */
+		/* the nearest anchor, the better one at the same distance; the steps to all */
 		d = INT_MAX;
 		r = 0;
 		for (a = 0; a < nanch; a++) {
 			int da = steps(m, &x[i * m->d], anch[a]);
 
+			sum += da;
 			if (da < d) {
 				d = da;
 				r = (int)a;
@@ -2061,13 +2062,8 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 			 */
 			int rank = d * (int)nanch + r;
 
-			if (m->screen) {
-				int sum = 0;
-
-				for (a = 0; a < nanch; a++)
-					sum += steps(m, &x[i * m->d], anch[a]);
+			if (m->screen)
 				rank += sum * (RADIUS + 1) * ANCHORS;
-			}
 			order[nloc].idx = i;
 			order[nloc++].v = mu[i] - 100.0 * (double)rank;
 		}
