@@ -13,9 +13,10 @@ fresh database, and is scored from what the run stored:
   random), averaged over the budget from where random search is expected halfway
   from the median to the optimum (cutoff 0.5) to where it is expected at 95% of the
   way (cutoff 0.95); 0 is as good as random, 1 finds the optimum at once.
-A landscape is a tuner recording (an exhaustive sweep: DB:CONFIG) or another tuner's
-results file (T4 or Kernel Tuner cache, with its T1 file), imported here with `tuner
-import`. Where a landscape's declared default is within 5% of its optimum, the
+A landscape is a tuner recording (an exhaustive sweep: DB:CONFIG, the config's space as
+the recording answers it, so a config that declares part of the recorded space, fewer
+values of a param, benchmarks that part) or another tuner's results file (T4 or Kernel
+Tuner cache, with its T1 file), imported here with `tuner import`. Where a landscape's declared default is within 5% of its optimum, the
 baseline that every run evaluates first would hand it the target: it is imported with
 the median configuration as baseline instead, and the output says so. Writes a
 Markdown report to stdout and, with --plot and gnuplot, a picture of best-found
@@ -120,6 +121,18 @@ def find_t1(results):
     return best
 
 
+def space_of(tuner, recording, config, name, tmp):
+    """The config's space as the recording answers it: an exhaustive replay of the config.
+
+    The config may declare less than the recording holds (fewer values of a param, another
+    constraint): the optimum, the median and the random baseline are then those of the
+    points it declares, not of the whole recording."""
+    db = os.path.join(tmp, name + "-space.db")
+    run([tuner, "-q", "--db", db, "--config", config, "sweep", "--replay", recording,
+         "--population", "4096"], dict(os.environ, TUNER_CACHE=os.path.join(tmp, "cache")))
+    return db
+
+
 def landscapes(args, tmp):
     out = []
     for spec in args.landscapes or [os.path.join(ROOT, "tests/fixtures/sweep-h100.db") + ":" +
@@ -131,7 +144,10 @@ def landscapes(args, tmp):
                 shutil.copyfileobj(src, dst)
             path = plain
         if path.endswith(".db"):
-            ls = Landscape(os.path.basename(path)[:-3], extra or args.config, path)
+            name, config = os.path.basename(path)[:-3], extra or args.config
+            if any(ls.name == name for ls in out):  # the same recording, another space
+                name += "-" + os.path.splitext(os.path.basename(config))[0]
+            ls = Landscape(name, config, space_of(args.tuner, path, config, name, tmp))
             if 1 / ls.optimum >= 0.95:
                 ls.note = "the declared default is within 5% of the optimum (not changed)"
             out.append(ls)

@@ -2,7 +2,8 @@
 # landscape given (T4 files found with their T1 beside them, gzipped or not), each seed's count
 # behind the table's median, the baseline replaced by the median configuration where the declared
 # default is within 5% of the optimum (and said), runs that repeat with their seeds, the picture,
-# a budget that bounds every run, and a clear error for a landscape that is not there.
+# a budget that bounds every run, a part of a recorded space benchmarked as that part, and a clear
+# error for a landscape that is not there.
 . tests/cli/lib.sh
 
 FIX="$TOP/tests/fixtures/import"
@@ -73,6 +74,33 @@ counts = re.findall(r"<!-- \S+ \S+ within 2% per seed: ([\dx ]+) -->", open(sys.
 assert len(counts) == 2, counts
 assert all(c == "x" or int(c) <= 8 for line in counts for c in line.split()), counts
 PY
+
+# DB:CONFIG is the config's space as the recording answers it: a config that declares part of
+# the recorded space (bs without 64, the optimum's) is benchmarked on that part, its optimum and
+# its median those of the points it declares
+"$TUNER" -q --db "$TMP/toy.db" import -o "$TMP/toy.yaml" --t1 "$FIX/toy_T1.json" "$FIX/toy_gpu_T4.json" \
+	>"$TMP/import.out" 2>&1 || fail "import toy: $(cat "$TMP/import.out")"
+sed 's/^\(  bs: \).*/\1[16, 32, 128]/' "$TMP/toy.family.yaml" >"$TMP/part.family.yaml"
+grep -q '^  bs: \[16, 32, 128\]$' "$TMP/part.family.yaml" || fail "the part's family declares bs without 64"
+sed 's/toy\.family\.yaml/part.family.yaml/' "$TMP/toy.yaml" >"$TMP/part.yaml"
+bench --strategies evolve,random "$TMP/toy.db:$TMP/toy.yaml" "$TMP/toy.db:$TMP/part.yaml"
+expect_rc 0 "the benchmark on a part of a recorded space"
+python3 - "$TMP/out" "$TMP/toy.db" <<'PY' || fail "the part's optimum is that of the points it declares"
+import re, sqlite3, sys
+text = open(sys.argv[1]).read()
+opt = [float(x) for x in re.findall(r"optimum fitness ([\d.]+)", text)]
+con = sqlite3.connect(sys.argv[2])
+rows = con.execute("SELECT v.params, e.fitness FROM evals e JOIN variants v ON v.id = e.variant_id"
+                   " WHERE e.fitness IS NOT NULL").fetchall()
+whole = max(f for _, f in rows)
+part = max(f for p, f in rows if "bs=64," not in p + ",")
+assert part < whole, (part, whole)
+assert len(opt) == 2 and abs(opt[0] - whole) < 1e-3 and abs(opt[1] - part) < 1e-3, (opt, whole, part)
+PY
+for s in evolve random; do
+	n=$(grep -c "^| $s | 3/3 |" "$TMP/out")
+	[ "$n" -eq 2 ] || fail "$s reaches 2% of the part's optimum in every run: $n"
+done
 
 # a landscape that is not there: an error naming it, no table
 bench --strategies random "$LS/missing_gpu_T4.json"
