@@ -28,6 +28,7 @@ fitness against evaluations per landscape. Nothing runs on a GPU.
 """
 
 import argparse
+import collections
 import concurrent.futures
 import glob
 import gzip
@@ -121,13 +122,14 @@ def find_t1(results):
     return best
 
 
-def space_of(tuner, recording, config, name, tmp):
+def space_of(tuner, recording, config, tmp):
     """The config's space as the recording answers it: an exhaustive replay of the config.
 
     The config may declare less than the recording holds (fewer values of a param, another
     constraint): the optimum, the median and the random baseline are then those of the
     points it declares, not of the whole recording."""
-    db = os.path.join(tmp, name + "-space.db")
+    db = tempfile.mkstemp(".db", "space-", tmp)[1]
+    os.unlink(db)
     run([tuner, "-q", "--db", db, "--config", config, "sweep", "--replay", recording,
          "--population", "4096"], dict(os.environ, TUNER_CACHE=os.path.join(tmp, "cache")))
     return db
@@ -145,15 +147,18 @@ def landscapes(args, tmp):
             path = plain
         if path.endswith(".db"):
             name, config = os.path.basename(path)[:-3], extra or args.config
-            if any(ls.name == name for ls in out):  # the same recording, another space
-                name += "-" + os.path.splitext(os.path.basename(config))[0]
-            ls = Landscape(name, config, space_of(args.tuner, path, config, name, tmp))
+            ls = Landscape(name, config, space_of(args.tuner, path, config, tmp))
             if 1 / ls.optimum >= 0.95:
                 ls.note = "the declared default is within 5% of the optimum (not changed)"
             out.append(ls)
         else:
             t1 = extra or find_t1(path)
             out.append(import_landscape(args.tuner, path, t1, tmp))
+    # one recording in several spaces: each is named by its config too
+    named = collections.Counter(ls.name for ls in out)
+    for ls in out:
+        if named[ls.name] > 1:
+            ls.name += "-" + os.path.splitext(os.path.basename(ls.config))[0]
     return out
 
 

@@ -85,6 +85,8 @@ grep -q '^  bs: \[16, 32, 128\]$' "$TMP/part.family.yaml" || fail "the part's fa
 sed 's/toy\.family\.yaml/part.family.yaml/' "$TMP/toy.yaml" >"$TMP/part.yaml"
 bench --strategies evolve,random "$TMP/toy.db:$TMP/toy.yaml" "$TMP/toy.db:$TMP/part.yaml"
 expect_rc 0 "the benchmark on a part of a recorded space"
+expect_grep "$TMP/out" "### toy-toy" "one recording in two spaces: each named by its config too (toy)"
+expect_grep "$TMP/out" "### toy-part" "one recording in two spaces: each named by its config too (part)"
 python3 - "$TMP/out" "$TMP/toy.db" <<'PY' || fail "the part's optimum is that of the points it declares"
 import re, sqlite3, sys
 text = open(sys.argv[1]).read()
