@@ -52,8 +52,9 @@
 /*
  * evolve screens the ends of the domains: its first design, and half of the
  * picks of every batch that go by expected improvement, are end points, where
- * every param of this many values or more is at its first or its last value
- * (a smaller param may take any of its values: its middle is as cheap to see).
+ * every param of this many values or more is at its first value or its upper
+ * end (its last, or for a size its largest most aligned value: upper_end();
+ * a smaller param may take any of its values: its middle is as cheap to see).
  */
 #define END_MIN_VALUES 4
 /* A space too big to enumerate: end points drawn per proposal, beside the random candidates. */
@@ -255,6 +256,7 @@ struct search {
 };
 
 static void model_free(struct model *m);
+static size_t param_upper_end(const struct model *m, size_t param);
 static struct model *model_new(const struct search *s);
 static void lister_free(struct lister *l);
 static void model_observe(struct search *s, const struct variant *va, const struct member *m);
@@ -384,7 +386,8 @@ static void random_point(struct search *s, struct variant *va)
 
 /*
  * A point at random among the ends: every param of END_MIN_VALUES values or
- * more at its first or its last value, the smaller ones at any value.
+ * more at its first value or its upper end (its last, or a size's most
+ * aligned), the smaller ones at any value.
  */
 static void end_point(struct search *s, struct variant *va)
 {
@@ -395,7 +398,8 @@ static void end_point(struct search *s, struct variant *va)
 		const struct param *p = &s->fam->params[i];
 
 		if (p->nvalues >= END_MIN_VALUES)
-			va->v[i] = p->values[rng_below(&s->rng, 2) ? p->nvalues - 1 : 0];
+			va->v[i] =
+			    p->values[rng_below(&s->rng, 2) ? param_upper_end(s->model, i) : 0];
 		else
 			va->v[i] = p->values[rng_below(&s->rng, p->nvalues)];
 	}
@@ -1210,9 +1214,10 @@ struct model {
 	 */
 	double *tab[MODEL_DIMS];
 	const double *mid[MODEL_DIMS];
-	double w1;  /* the weight of single effects; pairs get 1 - W0 - w1 */
-	int forest; /* evolve-rf: a random forest shares the exploring slots */
-	int screen; /* not evolve2: ends first, relinking, alignment in steps */
+	double w1;          /* the weight of single effects; pairs get 1 - W0 - w1 */
+	int forest;         /* evolve-rf: a random forest shares the exploring slots */
+	int screen;         /* not evolve2: ends first, relinking, alignment in steps */
+	int hi[MODEL_DIMS]; /* a domain dimension's upper end: its last position, or a size's */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -1326,6 +1331,37 @@ static void add_alignment(struct model *m, const struct param *p, size_t param)
 	m->dim_param[m->d++] = param;
 }
 
+/*
+ * The upper end of a domain dimension, as a position: its last value, but
+ * for a size (one with an alignment dimension) the largest of its most
+ * aligned values: of 16, 32, ..., 224, 128 and not 224. On a GPU the largest
+ * size worth a look is an aligned one; where the domain ends on a less
+ * aligned value (224 = 7 x 32), that value says little about large sizes
+ * (its alignment dimension already tells the model it differs from them).
+ * A domain ending at its most aligned value (16, ..., 256) keeps its end.
+ */
+static int upper_end(const struct model *m, size_t i)
+{
+	const int *level = m->align_of[i] >= 0 ? m->level[m->align_of[i]] : NULL;
+	int hi = (int)m->nv[i] - 1, j;
+
+	for (j = hi - 1; level && j >= 0; j--)
+		if (level[j] > level[hi])
+			hi = j;
+	return hi;
+}
+
+/* A param's upper end, as a domain position (its last for a param of one value). */
+static size_t param_upper_end(const struct model *m, size_t param)
+{
+	size_t i;
+
+	for (i = 0; i < m->nord; i++)
+		if (m->dim_param[i] == param)
+			return (size_t)m->hi[i];
+	return 0;
+}
+
 static struct model *model_new(const struct search *s)
 {
 	struct model *m = xcalloc(1, sizeof(*m));
@@ -1344,6 +1380,7 @@ static struct model *model_new(const struct search *s)
 
 		add_alignment(m, &s->fam->params[m->dim_param[i]], m->dim_param[i]);
 		m->align_of[i] = m->d > d ? (int)d : -1;
+		m->hi[i] = upper_end(m, i);
 	}
 	for (i = 0; i < m->d; i++) {
 		m->tab[i] = xcalloc(2 * m->nv[i] - 1, sizeof(double));
@@ -1745,7 +1782,7 @@ static int at_ends(const struct model *m, const int *x)
 	size_t i;
 
 	for (i = 0; i < m->nord; i++)
-		if (m->nv[i] >= END_MIN_VALUES && x[i] != 0 && x[i] != (int)m->nv[i] - 1)
+		if (m->nv[i] >= END_MIN_VALUES && x[i] != 0 && x[i] != m->hi[i])
 			return 0;
 	return 1;
 }
@@ -1774,7 +1811,7 @@ static double coverage_score(const struct coverage *cv, const int *idx)
  * model of single and paired effects needs first. evolve screens the ends
  * first (a two-level screening design, as in the design of experiments): only
  * end points while any is left, every param of END_MIN_VALUES values or more
- * at its first or last value, so that the model sees what each end of each
+ * at its first value or its upper end, so that the model sees what each end of each
  * domain does and how the ends combine; recorded GPU landscapes often have
  * their best points there (the largest tile a resource allows, the smallest
  * block, a switch on or off), and the local search walks inward from them.

@@ -996,6 +996,53 @@ static void test_evolve_screens_ends_first(void **state)
 }
 
 /*
+ * A size's upper end is its largest most aligned value: over 16, 32, ..., 224
+ * (224 = 7 x 32 is less aligned than 128 = 2^7), evolve's first design puts
+ * each param at 16 or 128 and never at 224; where the domain ends on its most
+ * aligned value (16, ..., 256) the end stays the last value. In a space small
+ * enough to enumerate (4 params) and one whose ends are drawn (7 params).
+ */
+static void test_evolve_size_upper_end(void **state)
+{
+	static long long to224[14], to256[16];
+	struct candidate cands[16];
+	unsigned long long seed;
+	size_t i, k, j;
+
+	for (i = 0; i < 16; i++) {
+		to256[i] = 16 * (long long)(i + 1);
+		if (i < 14)
+			to224[i] = to256[i];
+	}
+	for (seed = 1; seed <= 3; seed++)
+		for (k = 4; k <= 7; k += 3) {
+			struct config c224 = grid_config(to224, 14, k, 4);
+			struct config c256 = grid_config(to256, 16, k, 4);
+			struct search *s = search_new(&c224, "evolve", seed);
+			size_t n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+			int at128 = 0;
+
+			assert_int_equal(n, 16);
+			for (i = 1; i < n; i++)
+				for (j = 0; j < k; j++) {
+					assert_true(cands[i].va.v[j] == 16 ||
+					            cands[i].va.v[j] == 128);
+					at128 += cands[i].va.v[j] == 128;
+				}
+			assert_true(at128 >= 15); /* every param at both ends, over the design */
+			search_free(s);
+			s = search_new(&c256, "evolve", seed);
+			n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+			assert_int_equal(n, 16);
+			for (i = 1; i < n; i++)
+				for (j = 0; j < k; j++)
+					assert_true(cands[i].va.v[j] == 16 ||
+					            cands[i].va.v[j] == 256);
+			search_free(s);
+		}
+}
+
+/*
  * Once the end points are spent (two params of 8 values: 4 ends), the design
  * goes on over the rest of the space, never twice the same point.
  */
@@ -2062,6 +2109,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_evolve_runner_up_and_explore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_alignment, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_screens_ends_first, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_size_upper_end, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_design_after_the_ends, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_relinks_anchors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_alignment_steps, setup, teardown),
