@@ -1,10 +1,14 @@
-"""How good the end points of a recorded landscape are: python3 ends.py RECORDING.db...
+"""How good the end points of a recorded landscape are: python3 ends.py [--aligned] RECORDING.db...
 
 An end point has every param of four values or more at its first or last value (the smaller ones at any),
-as evolve's first design picks them. A recording is a database holding one exhaustive run (tuner's sweep,
+as round 8's evolve picks them. With --aligned, round 9's rule, as evolve's upper_end() takes it: the upper
+end of a size whose alignment is not in domain order (integers of a common unit of 2 or more, whose trailing
+zero bits do not rise with the value: 16, 32, 48, ...) is the largest of its most aligned values (of 16-224,
+128), not its last. A recording is a database holding one exhaustive run (tuner's sweep,
 or what `tuner import` writes); a param's domain is the values its points take, in numeric order, and the
 valid points are those the constraints pass. Prints, per recording: valid points, end points, and the best
 end point's fitness over the optimum."""
+import math
 import sqlite3
 import statistics
 import sys
@@ -17,7 +21,25 @@ def number(v):
         return v
 
 
-for path in sys.argv[1:]:
+def trailing_zeros(v):
+    return (v & -v).bit_length() - 1 if v else 12
+
+
+def upper(d, aligned):
+    """A domain's upper end: its last value, or with aligned a size's largest most aligned value."""
+    vals = sorted(d, key=number)
+    try:
+        ints = [int(v) for v in vals]
+    except ValueError:
+        return vals[-1]
+    zs = [trailing_zeros(abs(v)) for v in ints]
+    if not aligned or len(ints) < 4 or math.gcd(*ints) < 2 or zs == sorted(zs):
+        return vals[-1]
+    return vals[max(i for i, z in enumerate(zs) if z == max(zs))]
+
+
+ALIGNED = "--aligned" in sys.argv[1:]
+for path in (a for a in sys.argv[1:] if a != "--aligned"):
     con = sqlite3.connect("file:%s?immutable=1" % path, uri=True)
     run = con.execute("SELECT min(id) FROM runs WHERE strategy = 'exhaustive'").fetchone()[0]
     rows = con.execute("SELECT v.params, e.outcome, e.fitness FROM evals e JOIN variants v "
@@ -32,7 +54,7 @@ for path in sys.argv[1:]:
     for kv, _ in points:
         for k, v in kv.items():
             domains.setdefault(k, set()).add(v)
-    ends = {k: (min(d, key=number), max(d, key=number)) for k, d in domains.items() if len(d) >= 4}
+    ends = {k: (min(d, key=number), upper(d, ALIGNED)) for k, d in domains.items() if len(d) >= 4}
     at_ends = [f for kv, f in points if all(kv[k] in e for k, e in ends.items())]
     best = max(f for _, f in points)
     print("%s: %d valid points, %d end points (%.1f%%); best end point %.3f of the optimum, "
