@@ -16,11 +16,12 @@ fresh database, and is scored from what the run stored:
 A landscape is a tuner recording (an exhaustive sweep: DB:CONFIG, the config's space as
 the recording answers it, so a config that declares part of the recorded space, fewer
 values of a param, benchmarks that part) or another tuner's results file (T4 or Kernel
-Tuner cache, with its T1 file), imported here with `tuner import`. Where a landscape's declared default is within 5% of its optimum, the
-baseline that every run evaluates first would hand it the target: it is imported with
-the median configuration as baseline instead, and the output says so. Writes a
-Markdown report to stdout and, with --plot and gnuplot, a picture of best-found
-fitness against evaluations per landscape. Nothing runs on a GPU.
+Tuner cache, with its T1 file), imported here with `tuner import`. Where a landscape's
+declared default is within 5% of its optimum, the baseline that every run evaluates
+first would hand it the target: it is imported with the median configuration as
+baseline instead, and the output says so. Writes a Markdown report to stdout and, with
+--plot and gnuplot, a picture of best-found fitness against evaluations per landscape.
+Nothing runs on a GPU.
 
   python3 scripts/search_bench.py [--strategies evolve,evolve1,random] [--seeds 20]
       [--budget N] [--plot out.png] [tests/fixtures/sweep-h100.db:configs/default.yaml]

@@ -1217,7 +1217,7 @@ struct model {
 	double w1;          /* the weight of single effects; pairs get 1 - W0 - w1 */
 	int forest;         /* evolve-rf: a random forest shares the exploring slots */
 	int screen;         /* not evolve2: ends first, relinking, alignment in steps */
-	int hi[MODEL_DIMS]; /* a domain dimension's upper end: its last position, or a size's */
+	int hi[MODEL_DIMS]; /* a domain dimension's upper end: upper_end() */
 };
 
 #define W0   0.1  /* the weight of the constant */
@@ -1333,19 +1333,20 @@ static void add_alignment(struct model *m, const struct param *p, size_t param)
 
 /*
  * The upper end of a domain dimension, as a position: its last value, but
- * for a size (one with an alignment dimension) the largest of its most
- * aligned values: of 16, 32, ..., 224, 128 and not 224. On a GPU the largest
- * size worth a look is an aligned one; where the domain ends on a less
- * aligned value (224 = 7 x 32), that value says little about large sizes
- * (its alignment dimension already tells the model it differs from them).
- * A domain ending at its most aligned value (16, ..., 256) keeps its end.
+ * for a size (one with an alignment dimension) the largest of the most
+ * aligned values of the upper half of its domain: of 16, 32, ..., 224, 128
+ * and not 224; of 48, 64, 80, 96, 96 and not 64. On a GPU the largest size
+ * worth a look is an aligned one; where the domain ends on a less aligned
+ * value (224 = 7 x 32), that value says little about large sizes (its
+ * alignment dimension already tells the model it differs from them). A
+ * domain ending at its most aligned value (16, ..., 256) keeps its end.
  */
 static int upper_end(const struct model *m, size_t i)
 {
 	const int *level = m->align_of[i] >= 0 ? m->level[m->align_of[i]] : NULL;
 	int hi = (int)m->nv[i] - 1, j;
 
-	for (j = hi - 1; level && j >= 0; j--)
+	for (j = hi - 1; level && j >= (int)m->nv[i] / 2; j--)
 		if (level[j] > level[hi])
 			hi = j;
 	return hi;
@@ -1811,8 +1812,8 @@ static double coverage_score(const struct coverage *cv, const int *idx)
  * model of single and paired effects needs first. evolve screens the ends
  * first (a two-level screening design, as in the design of experiments): only
  * end points while any is left, every param of END_MIN_VALUES values or more
- * at its first value or its upper end, so that the model sees what each end of each
- * domain does and how the ends combine; recorded GPU landscapes often have
+ * at its first value or its upper end, so that the model sees what each end
+ * of each domain does and how the ends combine; recorded GPU landscapes often have
  * their best points there (the largest tile a resource allows, the smallest
  * block, a switch on or off), and the local search walks inward from them.
  */

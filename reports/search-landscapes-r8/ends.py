@@ -3,11 +3,11 @@
 An end point has every param of four values or more at its first or last value (the smaller ones at any),
 as round 8's evolve picks them. With --aligned, round 9's rule, as evolve's upper_end() takes it: the upper
 end of a size whose alignment is not in domain order (integers of a common unit of 2 or more, whose trailing
-zero bits do not rise with the value: 16, 32, 48, ...) is the largest of its most aligned values (of 16-224,
-128), not its last. A recording is a database holding one exhaustive run (tuner's sweep,
-or what `tuner import` writes); a param's domain is the values its points take, in numeric order, and the
-valid points are those the constraints pass. Prints, per recording: valid points, end points, and the best
-end point's fitness over the optimum."""
+zero bits do not rise with the value: 16, 32, 48, ...) is the largest of the most aligned values of the
+upper half of its domain (of 16-224, 128), not its last. A recording is a database holding one exhaustive
+run (tuner's sweep, or what `tuner import` writes); a param's domain is the values its points take, in
+numeric order, and the valid points are those the constraints pass. Prints, per recording: valid points,
+end points, and the best end point's fitness over the optimum."""
 import math
 import sqlite3
 import statistics
@@ -26,7 +26,7 @@ def trailing_zeros(v):
 
 
 def upper(d, aligned):
-    """A domain's upper end: its last value, or with aligned a size's largest most aligned value."""
+    """A domain's upper end: its last value, or with aligned a size's most aligned of its upper half."""
     vals = sorted(d, key=number)
     try:
         ints = [int(v) for v in vals]
@@ -35,7 +35,8 @@ def upper(d, aligned):
     zs = [trailing_zeros(abs(v)) for v in ints]
     if not aligned or len(ints) < 4 or math.gcd(*ints) < 2 or zs == sorted(zs):
         return vals[-1]
-    return vals[max(i for i, z in enumerate(zs) if z == max(zs))]
+    half = zs[len(zs) // 2:]
+    return vals[len(zs) // 2 + max(i for i, z in enumerate(half) if z == max(half))]
 
 
 ALIGNED = "--aligned" in sys.argv[1:]

@@ -996,11 +996,13 @@ static void test_evolve_screens_ends_first(void **state)
 }
 
 /*
- * A size's upper end is its largest most aligned value: over 16, 32, ..., 224
- * (224 = 7 x 32 is less aligned than 128 = 2^7), evolve's first design puts
- * each param at 16 or 128 and never at 224; where the domain ends on its most
- * aligned value (16, ..., 256) the end stays the last value. In a space small
- * enough to enumerate (4 params) and one whose ends are drawn (7 params).
+ * A size's upper end is the largest most aligned value of the upper half of
+ * its domain: over 16, 32, ..., 224 (224 = 7 x 32 is less aligned than 128 =
+ * 2^7), evolve's first design puts each param at 16 or 128 and never at 224;
+ * where the domain ends on its most aligned value (16, ..., 256) the end stays
+ * the last value, and over 48, 64, 80, 96 it is 96 (64, more aligned, is in
+ * the lower half). In a space small enough to enumerate (4 params) and one
+ * whose ends are drawn (7 params).
  */
 static void test_evolve_size_upper_end(void **state)
 {
@@ -1040,6 +1042,18 @@ static void test_evolve_size_upper_end(void **state)
 					            cands[i].va.v[j] == 256);
 			search_free(s);
 		}
+	for (seed = 1; seed <= 3; seed++) {
+		static long long to96[4] = {48, 64, 80, 96};
+		struct config c96 = grid_config(to96, 4, 4, 2);
+		struct search *s = search_new(&c96, "evolve", seed);
+		size_t n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+
+		assert_int_equal(n, 16);
+		for (i = 1; i < n; i++)
+			for (j = 0; j < 4; j++)
+				assert_true(cands[i].va.v[j] == 48 || cands[i].va.v[j] == 96);
+		search_free(s);
+	}
 }
 
 /*
