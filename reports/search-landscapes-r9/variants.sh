@@ -26,4 +26,6 @@ run poll-first X_POLL1=1
 run design-jitter X_JIT=1
 run log-steps X_LOGSTEP=1
 run ends-until-covered X_ENDSAT=1
+run end-pick-ei-0.1 X_EEI=0.1
+run end-pick-ei-0.5 X_EEI=0.5
 cd "$D" && python3 score.py sim-evolve1.txt sim-*.txt
