@@ -123,16 +123,15 @@ def find_t1(results):
     return best
 
 
-def space_of(tuner, recording, config, tmp):
+def space_of(tuner, recording, config, db):
     """The config's space as the recording answers it: an exhaustive replay of the config.
 
     The config may declare less than the recording holds (fewer values of a param, another
     constraint): the optimum, the median and the random baseline are then those of the
     points it declares, not of the whole recording."""
-    db = tempfile.mkstemp(".db", "space-", tmp)[1]
-    os.unlink(db)
     run([tuner, "-q", "--db", db, "--config", config, "sweep", "--replay", recording,
-         "--population", "4096"], dict(os.environ, TUNER_CACHE=os.path.join(tmp, "cache")))
+         "--population", "4096"],
+        dict(os.environ, TUNER_CACHE=os.path.join(os.path.dirname(db), "cache")))
     return db
 
 
@@ -148,7 +147,8 @@ def landscapes(args, tmp):
             path = plain
         if path.endswith(".db"):
             name, config = os.path.basename(path)[:-3], extra or args.config
-            ls = Landscape(name, config, space_of(args.tuner, path, config, tmp))
+            space = os.path.join(tmp, "space-%d.db" % len(out))
+            ls = Landscape(name, config, space_of(args.tuner, path, config, space))
             if 1 / ls.optimum >= 0.95:
                 ls.note = "the declared default is within 5% of the optimum (not changed)"
             out.append(ls)

@@ -2053,7 +2053,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	double *mu = xcalloc(nc + 1, sizeof(*mu)), *var = xcalloc(nc + 1, sizeof(*var)), best;
 	double *sample = NULL;
 	struct forest *rf = NULL;
-	unsigned char *taken = xcalloc(nc + 1, 1), *inner = NULL, *skip = NULL;
+	unsigned char *taken = xcalloc(nc + 1, 1), *skip = NULL;
 	size_t i, pick, nloc = 0, at = 0, nanch, a, nends;
 	int stuck, anch[ANCHORS][MODEL_DIMS];
 
@@ -2114,22 +2114,22 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 		if (believe(m, &x[pick * m->d], mu[pick]) < 0)
 			break;
 	}
-	/* evolve: half of the picks by expected improvement are end points */
+	/*
+	 * evolve: half of the picks by expected improvement are end points, made
+	 * first: skip holds what they may not take (taken, or not an end point)
+	 */
 	nends = m->screen ? (max - n) / 2 : 0;
 	if (nends) {
-		inner = xcalloc(nc + 1, 1);
 		skip = xcalloc(nc + 1, 1);
 		for (i = 0; i < nc; i++)
-			inner[i] = !at_ends(m, &x[i * m->d]);
+			skip[i] = taken[i] || !at_ends(m, &x[i * m->d]);
 	}
 	while (n < max) {
 		if (nends) {
 			nends--;
-			for (i = 0; i < nc; i++)
-				skip[i] = taken[i] || inner[i];
 			pick = best_ei(m, x, mu, var, order, nc, skip, best);
 			if (pick != nc) {
-				taken[pick] = 1;
+				taken[pick] = skip[pick] = 1;
 				model_emit(s, &out[n++], &c[pick], ORIGIN_MUTATION);
 				if (believe(m, &x[pick * m->d], mu[pick]) < 0)
 					break;
@@ -2156,7 +2156,6 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	}
 	forest_free(rf);
 	free(sample);
-	free(inner);
 	free(skip);
 	free(order);
 	free(taken);
