@@ -1210,6 +1210,130 @@ static void test_evolve_explores_ends(void **state)
 	}
 }
 
+/* Domain steps between two points of the 4**6 grid (no param there has an alignment). */
+static int grid_steps(const struct variant *a, const struct variant *b)
+{
+	int d = 0;
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		d += (int)llabs(a->v[i] - b->v[i]);
+	return d;
+}
+
+/*
+ * Batches after the first design on the 4**6 grid, where the first local pick
+ * of each batch is better than the best seen by the factor gain and the rest
+ * half as good as the hill says. Returns how many of the fourth batch's 16
+ * picks are end points: 8 once stuck (half of a batch by expected
+ * improvement), fewer while the local search goes on (2 of its exploring 4).
+ */
+static int ends_after_gains(unsigned long long seed, double gain)
+{
+	static long long dom[4] = {1, 2, 3, 4};
+	struct config c = grid_config(dom, 4, 6, 1);
+	struct search *s = search_new(&c, "evolve", seed);
+	struct candidate cands[16];
+	double best = 0, f;
+	size_t i, n;
+	int gen, ends = 0;
+
+	for (gen = 0; gen < 4; gen++) {
+		n = search_propose(s, gen, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		if (gen == 3)
+			break;
+		for (i = 0; i < n; i++) {
+			f = grid_hill(&cands[i].va);
+			if (gen > 0)
+				f = i == 0 ? best * gain : f / 2;
+			if (f > best)
+				best = f;
+			observe_fitness(s, &cands[i].va, f);
+		}
+	}
+	for (i = 0; i < n; i++)
+		ends += grid_at_ends(&cands[i].va, dom, 4, 6);
+	search_free(s);
+	return ends;
+}
+
+/*
+ * A gain of less than 1% is not progress: an incumbent that creeps up by 0.1%
+ * a batch is stuck after two batches as one that does not move, and the third
+ * batch goes to expected improvement anywhere (half of it end points); with
+ * gains of 5% the local search goes on.
+ */
+static void test_evolve_stuck_needs_gain(void **state)
+{
+	unsigned long long seed;
+
+	for (seed = 1; seed <= 4; seed++) {
+		assert_int_equal(ends_after_gains(seed, 1.001), 8);
+		assert_true(ends_after_gains(seed, 1.05) < 8);
+	}
+}
+
+/*
+ * While not stuck, the first end point of a batch is the one fewest steps
+ * from the best point beyond the local search's reach (3 steps), not the
+ * model's favourite: with the best point of the first design kept as the
+ * hill's top, the end picked after the 12 local picks is as near it as any
+ * end point not yet seen.
+ */
+static void test_evolve_screens_near_ends(void **state)
+{
+	static long long dom[4] = {1, 2, 3, 4};
+	struct candidate cands[16];
+	struct variant seen[32];
+	unsigned long long seed;
+	size_t i, n, ns;
+
+	for (seed = 1; seed <= 4; seed++) {
+		struct config c = grid_config(dom, 4, 6, 1);
+		struct search *s = search_new(&c, "evolve", seed);
+		struct variant best, va;
+		double fb = -1;
+		int least = 1000, k, pick;
+
+		n = search_propose(s, 0, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		for (i = 0; i < n; i++) {
+			double f = grid_hill(&cands[i].va) * (1 + 0.1 * (double)cands[i].va.v[0]);
+
+			if (f > fb) {
+				fb = f;
+				best = cands[i].va;
+			}
+			seen[i] = cands[i].va;
+			observe_fitness(s, &cands[i].va, f);
+		}
+		ns = n;
+		n = search_propose(s, 1, cands, ARRAY_SIZE(cands), NULL, NULL);
+		assert_int_equal(n, 16);
+		for (i = 0; i < 12; i++)
+			seen[ns++] = cands[i].va;
+		/* every end point of the grid: 2**6 */
+		for (k = 0; k < 64; k++) {
+			int d, j;
+
+			memset(&va, 0, sizeof(va));
+			for (j = 0; j < 6; j++)
+				va.v[j] = k >> j & 1 ? 4 : 1;
+			for (i = 0; i < ns; i++)
+				if (!memcmp(seen[i].v, va.v, sizeof(va.v[0]) * 6))
+					break;
+			d = grid_steps(&va, &best);
+			if (i == ns && d > 3 && d < least)
+				least = d;
+		}
+		pick = grid_steps(&cands[12].va, &best);
+		assert_true(grid_at_ends(&cands[12].va, dom, 4, 6));
+		assert_int_equal(pick, least);
+		search_free(s);
+	}
+}
+
 /* Build an elite of the baseline, one point at the edges of A and D, and one in the middle. */
 static struct search *search_with_elite(const char *strategy, unsigned long long seed)
 {
@@ -2128,6 +2252,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_evolve_relinks_anchors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_alignment_steps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_evolve_explores_ends, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_stuck_needs_gain, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_evolve_screens_near_ends, setup, teardown),
 	    cmocka_unit_test(test_strategy_local),
 	    cmocka_unit_test(test_strategy_names),
 	    cmocka_unit_test_setup_teardown(test_mutation_stays_in_domain, setup, teardown),
