@@ -2087,9 +2087,10 @@ static size_t anchors(const struct search *s, size_t at, int anch[][MODEL_DIMS])
  * fewest steps to both anchors together), then as above, so that the moves
  * that combine what the two best points have (path relinking) come before
  * those that lead away from both. Then, and after STUCK batches without
- * improvement, by expected improvement anywhere in the space; evolve takes
+ * progress, by expected improvement anywhere in the space; evolve takes
  * half of those picks among the end points (the screening goes on: an end
- * the first design missed is often where the model is wrong). Every pick is
+ * the first design missed is often where the model is wrong), the first of
+ * them, while not stuck, the end nearest the incumbent (nearest_end). Every pick is
  * believed at its predicted value before the next, and so are points still
  * pending from earlier proposals, so that a batch, or proposals made while
  * results are still out, spread instead of piling onto one peak. evolve-rf:
@@ -2109,7 +2110,7 @@ static size_t model_batch(struct search *s, struct candidate *out, size_t n, siz
 	size_t i, pick, nloc = 0, at = 0, nanch, a, nends;
 	int stuck, near, anch[ANCHORS][MODEL_DIMS];
 
-	/* stuck: nothing better in the last STUCK batches' worth of results */
+	/* stuck: no progress (progress_at) in the last STUCK batches' worth of results */
 	incumbent(m, &at);
 	stuck = m->nobs - progress_at(m, at) - 1 >= STUCK * (max - n);
 	nanch = anchors(s, at, anch);
