@@ -1,4 +1,5 @@
-/* Fast simulator: the search API against a recording, no pipeline. */
+/* Fast simulator: the search API against a recording, no pipeline. CURVE=K (round 10) also prints the
+ * mean best-found / optimum over evaluations 1-K (a run that reached the target carries its best on). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +37,10 @@ int main(int argc, char **argv)
 	double target = opt * (1 - within);
 	int *res = calloc(seeds, sizeof(int));
 	size_t ccap = pop; if (getenv("FIRST") && (size_t)atoi(getenv("FIRST")) > ccap) ccap = atoi(getenv("FIRST")); struct candidate *c = calloc(ccap, sizeof(*c));
-	double tprop = 0; long nprop = 0;
+	double tprop = 0; long nprop = 0; int K = getenv("CURVE") ? atoi(getenv("CURVE")) : 0; double *curve = calloc(K + 2, sizeof(double));
 	int first = getenv("SEED") ? atoi(getenv("SEED")) : 1; for (int seed = first; seed < first + seeds; seed++) {
 		struct search *s = search_new(&cfg, strategy, seed);
-		int evals = 0, found = 0;
+		int evals = 0, found = 0; double bsf = 0;
 		for (int gen = 0; !found && evals < 200000; gen++) {
 			double t0 = now_seconds();
 			size_t want = (gen == 0 && getenv("FIRST")) ? (size_t)atoi(getenv("FIRST")) : (size_t)pop;
@@ -51,6 +52,8 @@ int main(int argc, char **argv)
 				struct rec key = {p, 0, 0}, *r = bsearch(&key, recs, nrecs, sizeof(*recs), cmp);
 				struct member m; memset(&m, 0, sizeof(m));
 				evals++;
+				if (r && r->ok && r->fit > bsf) bsf = r->fit;
+				if (evals <= K) curve[evals] += bsf / opt;
 				if (r && r->ok) { m.va = c[i].va; m.fitness = m.fitness_lo = m.fitness_hi = r->fit; search_observe(s, &c[i].va, &m);
 					if (!found && r->fit >= target) { found = evals; }
 				} else search_observe(s, &c[i].va, NULL);
@@ -58,6 +61,7 @@ int main(int argc, char **argv)
 				free(p);
 			}
 		}
+		for (int k = evals + 1; k <= K; k++) curve[k] += bsf / opt;
 		res[seed-first] = found ? found : 999999;
 		search_free(s);
 	}
@@ -67,5 +71,6 @@ int main(int argc, char **argv)
 	printf("%s %s: median %.1f max %d q1 %d q3 %d  (%.1f us/proposal)", conf, strategy, med, sorted[seeds-1], sorted[seeds/4], sorted[3*seeds/4], 1e6*tprop/nprop);
 	if (verbose) { printf(" |"); for (int i = 0; i < seeds; i++) printf(" %d", res[i]); }
 	printf("\n");
+	if (K) { printf("curve"); for (int k = 1; k <= K; k++) printf(" %.4f", curve[k] / seeds); printf("\n"); }
 	return 0;
 }
