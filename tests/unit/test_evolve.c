@@ -1277,9 +1277,9 @@ static void test_evolve_stuck_needs_gain(void **state)
 /*
  * While not stuck, the first end point of a batch is the one fewest steps
  * from the best point beyond the local search's reach (3 steps), not the
- * model's favourite: with the best point of the first design kept as the
- * hill's top, the end picked after the 12 local picks is as near it as any
- * end point not yet seen.
+ * model's favourite: on a hill in the middle of the grid, tilted towards
+ * P0's upper end, the end picked after the 12 local picks is as near the
+ * first design's best point as any end point not yet seen.
  */
 static void test_evolve_screens_near_ends(void **state)
 {
