@@ -1170,9 +1170,9 @@ double search_race_bar(const struct search *s)
 #define PAIR_CELLS 4096
 /* The incumbent's neighbourhood: points within this many domain steps of it. */
 #define RADIUS 3
-/* After this many batches in a row without a better point, the neighbourhood is left. */
+/* After this many batches in a row without progress (progress_at), the neighbourhood is left. */
 #define STUCK 2
-/* evolve: a better point is one this much better than the incumbent was (a gain, not a creep). */
+/* evolve: progress is a point this much better than the incumbent was (a gain, not a creep). */
 #define STUCK_GAIN 0.01
 /* The neighbourhoods searched: of the best point and of the runners-up, this many in all. */
 #define ANCHORS 2
